@@ -1,0 +1,171 @@
+"""Input checks shared by ``formulations``, ``solvers`` and ``verify``.
+
+Every check raises :class:`ValueError` (or :class:`TypeError` for a wrong
+kind of object) whose message names the parameter and says what was
+expected, so that bad input never fails silently or deep inside a solver.
+This module imports numpy only: it is safe for ``solvers`` to import.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "check_gram",
+    "check_X",
+    "check_labels",
+    "check_targets",
+    "check_positive",
+    "check_mu",
+    "check_weights",
+    "check_tol",
+    "check_max_iter",
+    "check_kernel_memory",
+    "is_psd",
+]
+
+#: Largest dense kernel matrix (bytes) we agree to build; above this a clear
+#: error is raised instead of an opaque MemoryError or an OOM kill.
+MAX_KERNEL_BYTES = 8 * 1024**3
+
+
+def _as_float_array(a, name: str, ndim: int) -> np.ndarray:
+    if hasattr(a, "toarray") and not isinstance(a, np.ndarray):
+        raise TypeError(
+            f"{name} must be a dense array; got a sparse matrix ({type(a).__name__}). "
+            f"Convert it with {name}.toarray() first."
+        )
+    try:
+        arr = np.asarray(a, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be numeric; could not convert it to float: {exc}") from None
+    if arr.ndim != ndim:
+        shape = "a vector (1-D)" if ndim == 1 else "a matrix (2-D)"
+        raise ValueError(f"{name} must be {shape}; got an array of shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty (shape {arr.shape}); at least one pattern is needed")
+    if not np.all(np.isfinite(arr)):
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise ValueError(
+            f"{name} contains NaN or infinity (first at index {tuple(int(i) for i in bad)}); "
+            "all entries must be finite"
+        )
+    return arr
+
+
+def check_gram(K, name: str = "K", *, symmetric: bool = True, rtol: float = 1e-8) -> np.ndarray:
+    """Return ``K`` as a C-contiguous float64 square matrix, or raise.
+
+    Checks: 2-D, square, finite, non-empty and (when ``symmetric``)
+    ``|K - K^T| <= rtol * max|K|`` entrywise.
+    """
+    K = _as_float_array(K, name, 2)
+    if K.shape[0] != K.shape[1]:
+        raise ValueError(f"{name} must be square (a Gram matrix N x N); got shape {K.shape}")
+    if symmetric:
+        scale = max(1.0, float(np.max(np.abs(K))))
+        asym = float(np.max(np.abs(K - K.T)))
+        if asym > rtol * scale:
+            raise ValueError(
+                f"{name} must be symmetric; max |{name} - {name}^T| = {asym:.3g} "
+                f"exceeds {rtol:g} x max|{name}|"
+            )
+    return np.ascontiguousarray(K)
+
+
+def check_X(X, name: str = "X") -> np.ndarray:
+    """Return the data matrix as a 2-D finite float64 array (N patterns x n features)."""
+    return np.ascontiguousarray(_as_float_array(X, name, 2))
+
+
+def check_labels(y, n: int | None = None, name: str = "y") -> np.ndarray:
+    """Return class labels as float64 in {-1, +1}; both classes must occur.
+
+    ``n`` is the number of patterns the labels must match (rows of K or X).
+    """
+    y = _as_float_array(y, name, 1)
+    if n is not None and y.shape[0] != n:
+        raise ValueError(f"{name} has {y.shape[0]} labels but the data have {n} patterns; lengths must match")
+    bad = ~np.isin(y, (-1.0, 1.0))
+    if np.any(bad):
+        vals = np.unique(y[bad])[:5]
+        raise ValueError(
+            f"{name} must contain class labels in {{-1, +1}}; found {vals.tolist()}. "
+            "Map your classes to -1 and +1 first."
+        )
+    if np.all(y == y[0]):
+        raise ValueError(f"{name} contains only the class {int(y[0]):+d}; both classes -1 and +1 are needed")
+    return y
+
+
+def check_targets(y, n: int | None = None, name: str = "y") -> np.ndarray:
+    """Return regression targets as a finite float64 vector of length ``n``."""
+    y = _as_float_array(y, name, 1)
+    if n is not None and y.shape[0] != n:
+        raise ValueError(f"{name} has {y.shape[0]} targets but the data have {n} patterns; lengths must match")
+    return y
+
+
+def check_positive(value, name: str) -> float:
+    """Return ``value`` as a float, or raise unless it is a finite number > 0."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        raise TypeError(f"{name} must be a real number > 0; got {value!r} ({type(value).__name__})")
+    v = float(value)
+    if not np.isfinite(v) or v <= 0.0:
+        raise ValueError(f"{name} must be a finite number > 0; got {value!r}")
+    return v
+
+
+def check_mu(mu, name: str = "mu") -> float:
+    """Selectivity of the support features machine (003, eq. (4)): 0 <= mu < 1."""
+    if isinstance(mu, bool) or not isinstance(mu, (numbers.Real, np.floating, np.integer)):
+        raise TypeError(f"{name} must be a real number in [0, 1); got {mu!r}")
+    v = float(mu)
+    if not np.isfinite(v) or v < 0.0 or v >= 1.0:
+        raise ValueError(f"{name} (selectivity) must lie in [0, 1); got {mu!r}")
+    return v
+
+
+def check_weights(lam, n: int | None = None, name: str = "lam") -> np.ndarray:
+    """ISLS weights lambda_i (004, eq. (3)): a vector of finite numbers > 0."""
+    lam = _as_float_array(lam, name, 1)
+    if n is not None and lam.shape[0] != n:
+        raise ValueError(f"{name} has {lam.shape[0]} weights but the data have {n} patterns; lengths must match")
+    if np.any(lam <= 0.0):
+        i = int(np.argmax(lam <= 0.0))
+        raise ValueError(f"{name} must be positive; {name}[{i}] = {lam[i]!r}")
+    return lam
+
+
+def check_tol(tol, name: str = "tol") -> float:
+    """A stopping tolerance: a finite number > 0."""
+    return check_positive(tol, name)
+
+
+def check_max_iter(max_iter, name: str = "max_iter") -> int:
+    """An iteration limit: an integer >= 1."""
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (numbers.Integral, np.integer)):
+        raise TypeError(f"{name} must be an integer >= 1; got {max_iter!r}")
+    if int(max_iter) < 1:
+        raise ValueError(f"{name} must be an integer >= 1; got {max_iter!r}")
+    return int(max_iter)
+
+
+def check_kernel_memory(n_rows: int, n_cols: int | None = None, *, limit: int | None = None) -> None:
+    """Raise a clear :class:`MemoryError` if a dense float64 kernel of this size would not fit."""
+    n_cols = n_rows if n_cols is None else n_cols
+    limit = MAX_KERNEL_BYTES if limit is None else int(limit)
+    need = 8 * int(n_rows) * int(n_cols)
+    if need > limit:
+        raise MemoryError(
+            f"a dense {n_rows} x {n_cols} kernel matrix needs {need / 1024**3:.1f} GiB, "
+            f"above the limit of {limit / 1024**3:.1f} GiB; use fewer patterns"
+        )
+
+
+def is_psd(K: np.ndarray, rtol: float = 1e-10) -> tuple[bool, float]:
+    """Return ``(psd, lambda_min)``: whether the symmetric ``K`` is PSD up to ``rtol * max|eig|``."""
+    w = np.linalg.eigvalsh(0.5 * (K + K.T))
+    scale = max(1.0, float(np.max(np.abs(w))))
+    return bool(w[0] >= -rtol * scale), float(w[0])

@@ -1,0 +1,152 @@
+"""The papers' real data sets, shipped with the package (no download, no extra package).
+
+``load_dataset(name) -> (X, y)`` reads a CSV from ``svmref/datasets/data`` (copies of the
+project's ``shared/data``; provenance, licences and changes in ``PROVENANCE.md`` beside this file).
+
+Encoding, the same for every set:
+
+* a column whose every value parses as a number is kept as a float feature;
+* any other column is categorical and is one-hot encoded (one 0/1 column per category,
+  categories in sorted order), so that a kernel method can use it;
+* the class column is mapped to ``+1`` / ``-1`` as listed in :data:`DATASETS`
+  (``positive`` is the class mapped to ``+1``; every other class goes to ``-1``,
+  except ``letter`` where only the two letters are kept);
+* features are returned as stored unless ``scale`` is ``"minmax"`` (to [0, 1], as 001 §3.1
+  does) or ``"standard"`` (zero mean, unit variance).
+
+Regression sets (``mcycle``) return the real target unchanged.
+"""
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+
+__all__ = ["load_dataset", "dataset_names", "DATASETS", "DatasetInfo"]
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """What :func:`load_dataset` knows of a data set."""
+
+    file: str
+    header: bool
+    task: str  # "classification" or "regression"
+    positive: tuple[str, ...] = ()  # raw class values mapped to +1
+    keep: tuple[str, ...] | None = None  # raw class values kept (None: all)
+    used_by: str = ""
+
+
+DATASETS: dict[str, DatasetInfo] = {
+    "titanic": DatasetInfo("titanic.csv", False, "classification", ("1.0",), used_by="000 Table 2"),
+    "heart": DatasetInfo("heart.csv", False, "classification", ("2",), used_by="000 Table 2 (class 2: presence)"),
+    "breast": DatasetInfo("breast.csv", False, "classification", ("recurrence-events",), used_by="000 Table 2 'Cancer'; 001 'cancer'"),
+    "german": DatasetInfo("german.csv", False, "classification", ("2",), used_by="000 Table 2 (class 2: bad credit)"),
+    "banana": DatasetInfo("banana.csv", False, "classification", ("1.0",), used_by="extra benchmark"),
+    "twonorm": DatasetInfo("twonorm.csv", False, "classification", ("1",), used_by="extra benchmark"),
+    "ring": DatasetInfo("ring.csv", False, "classification", ("1",), used_by="extra benchmark"),
+    "sonar": DatasetInfo("sonar.csv", False, "classification", ("M",), used_by="001 Table 1 (M: mine)"),
+    "ionosphere": DatasetInfo("ionosphere.csv", False, "classification", ("g",), used_by="001 Table 1 (g: good)"),
+    "pima": DatasetInfo("pima.csv", False, "classification", ("tested_positive",), used_by="001 Table 1"),
+    "wisconsin": DatasetInfo("wisconsin.csv", False, "classification", ("4",), used_by="001 Table 1 'cancer-w' (4: malignant)"),
+    "crx": DatasetInfo("crx.csv", False, "classification", ("positive",), used_by="001 Table 1 'credit card'"),
+    "iris": DatasetInfo("iris.csv", False, "classification", ("Iris-versicolor",), used_by="001 Table 1 (versicolor vs the other two)"),
+    "letter": DatasetInfo("letter.csv", False, "classification", ("V",), keep=("V", "W"), used_by="001 Table 1 'letter (v, w)': V +1, W -1"),
+    "new-thyroid1": DatasetInfo("new-thyroid1.csv", False, "classification", ("positive",), used_by="001 Table 1 'thyroid'"),
+    "glass1": DatasetInfo("glass1.csv", False, "classification", ("positive",), used_by="001 Table 1 'glass'"),
+    "wdbc": DatasetInfo("wdbc.csv", False, "classification", ("M",), used_by="extra benchmark (M: malignant)"),
+    "australian": DatasetInfo("australian.csv", False, "classification", ("1",), used_by="extra benchmark"),
+    "synth.tr": DatasetInfo("synth.tr.csv", True, "classification", ("1",), used_by="004 Table 1 and Fig. 1 'Ripley' (training set, 250)"),
+    "synth.te": DatasetInfo("synth.te.csv", True, "classification", ("1",), used_by="004 Table 1 'Ripley' (test set, 1000)"),
+    "mcycle": DatasetInfo("mcycle.csv", True, "regression", used_by="004 Table 1 and Fig. 1 'Motorcycle' (X: times, y: accel)"),
+}
+
+_ALIASES = {
+    "cancer": "breast",
+    "thyroid": "new-thyroid1",
+    "glass": "glass1",
+    "cancer-w": "wisconsin",
+    "credit": "crx",
+    "ripley": "synth.tr",
+    "ripley-train": "synth.tr",
+    "ripley-test": "synth.te",
+    "motorcycle": "mcycle",
+}
+
+
+def dataset_names() -> list[str]:
+    """Names accepted by :func:`load_dataset` (aliases excluded)."""
+    return sorted(DATASETS)
+
+
+def _read_rows(info: DatasetInfo) -> list[list[str]]:
+    text = resources.files(__name__).joinpath("data", info.file).read_text(encoding="utf-8")
+    rows = [[v.strip() for v in r] for r in csv.reader(text.splitlines()) if r]
+    return rows[1:] if info.header else rows
+
+
+def _is_number(v: str) -> bool:
+    try:
+        float(v)
+    except ValueError:
+        return False
+    return True
+
+
+def _encode(columns: list[list[str]]) -> np.ndarray:
+    blocks = []
+    for col in columns:
+        if all(_is_number(v) for v in col):
+            blocks.append(np.array([float(v) for v in col])[:, None])
+        else:
+            cats = sorted(set(col))
+            idx = {c: k for k, c in enumerate(cats)}
+            onehot = np.zeros((len(col), len(cats)))
+            onehot[np.arange(len(col)), [idx[v] for v in col]] = 1.0
+            blocks.append(onehot)
+    return np.hstack(blocks)
+
+
+def load_dataset(name: str, *, scale: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Load a shipped data set as ``(X, y)``.
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`dataset_names` (aliases: ``cancer``, ``thyroid``, ``glass``, ``ripley``, ...).
+    scale : {None, "minmax", "standard"}
+        Feature scaling; ``None`` returns the stored values (categorical columns one-hot encoded).
+
+    Returns
+    -------
+    X : ndarray (N, n) float64
+    y : ndarray (N,) float64; ``+1`` / ``-1`` for classification (see :data:`DATASETS`),
+        the real target for regression.
+    """
+    key = _ALIASES.get(name, name)
+    if key not in DATASETS:
+        raise ValueError(f"name must be one of {dataset_names()} (or an alias in {sorted(_ALIASES)}); got {name!r}")
+    info = DATASETS[key]
+    rows = _read_rows(info)
+    labels = [r[-1] for r in rows]
+    if info.keep is not None:
+        rows = [r for r, lab in zip(rows, labels) if lab in info.keep]
+        labels = [r[-1] for r in rows]
+    cols = [list(c) for c in zip(*[r[:-1] for r in rows])]
+    X = _encode(cols)
+    if info.task == "regression":
+        y = np.array([float(v) for v in labels])
+    else:
+        y = np.where(np.isin(labels, info.positive), 1.0, -1.0)
+    if scale == "minmax":
+        lo, hi = X.min(axis=0), X.max(axis=0)
+        span = np.where(hi > lo, hi - lo, 1.0)
+        X = (X - lo) / span
+    elif scale == "standard":
+        sd = X.std(axis=0)
+        X = (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    elif scale is not None:
+        raise ValueError(f"scale must be None, 'minmax' or 'standard'; got {scale!r}")
+    return np.ascontiguousarray(X), y
