@@ -1,0 +1,84 @@
+"""The ground truth: every primal and dual of the five papers, declaratively in cvxpy.
+
+>>> import formulations as F
+>>> F.names()                                   # doctest: +NORMALIZE_WHITESPACE
+['l1_svm', 'l2_svm', 'ls_svm', 'ls_svm_regression', 'least_1norm_svm', 'rls', 'sparse_ls_svm', 'support_features']
+>>> prob = F.get("least_1norm_svm").dual(K, y, C=1.0)     # doctest: +SKIP
+>>> sol = F.solve(prob)                                  # doctest: +SKIP
+>>> sol.objective, sol.values["alpha"]                   # doctest: +SKIP
+
+Calling convention: ``get(name).primal(K, y, C=...)`` and ``get(name).dual(K, y, C=...)`` for the kernel
+formulations (``K`` the Gram matrix; with the linear kernel ``primal(None, y, C=..., X=X)`` uses ``Phi = X``),
+hyperparameters ``C``, ``gamma`` (RLS), ``mu`` (selectivity), ``lam`` (ISLS weights); the support
+features machine takes ``X`` in place of ``K``. Each returns an unsolved :class:`cvxpy.Problem`
+(a :class:`RefProblem`, whose ``info`` says where it comes from) with variables named as in the paper.
+
+Conventions:
+
+* classification decision ``f(x) = sum_i alpha_i y_i k(x_i, x) + b`` (l1_svm, l2_svm, ls_svm,
+  least_1norm_svm); regression and the sparse LS-SVM ``f(x) = sum_i alpha_i k(x_i, x) + b``
+  (ls_svm_regression, sparse_ls_svm); RLS ``f(x) = sum_i c_i k(x_i, x)`` (no bias).
+* every dual is written as a **minimisation** (as 000 eqs. (2), (5)), so strong duality reads
+  ``p* = -d*``, except the support features dual (003, eq. (10)) and its QP form (13), written as
+  **maximisations** as the thesis has them (``p* = d*``). ``get(name).dual_sense`` says which.
+* kernel primals are finite-dimensional through an exact factor ``K = Phi Phi^T``
+  (:func:`kernel_factor`): round-off negative eigenvalues are clipped and reported in
+  ``problem.info["factor"]``; a kernel that is not PSD (e.g. MLP) raises :class:`NotConvexError`.
+* hyperparameters are :class:`cvxpy.Parameter` objects; :func:`set_params` changes them in place
+  (problems with ``1/C`` hold a derived parameter ``C_inv`` so that they stay DPP).
+
+This package imports neither :mod:`solvers` nor :mod:`verify`: it is the independent view.
+"""
+from __future__ import annotations
+
+from ._base import Formulation
+from ._common import KernelClipWarning, NotConvexError, RefProblem, kernel_factor, set_params
+from .least_1norm import Least1NormSVM
+from .ls_svm import LSSVM, LSSVMRegression
+from .reference import ReferenceDisagreementWarning, ReferenceSolveError, Solution, solve
+from .rls import RLS
+from .sparse_ls_svm import SparseLSSVM
+from .support_features import SupportFeatures
+from .svm import L1SVM, L2SVM
+
+_REGISTRY: dict[str, Formulation] = {
+    f.name: f
+    for f in (L1SVM(), L2SVM(), LSSVM(), LSSVMRegression(), Least1NormSVM(), RLS(), SparseLSSVM(), SupportFeatures())
+}
+
+
+def names() -> list[str]:
+    """The names of all formulations, in the order of the papers' taxonomy."""
+    return list(_REGISTRY)
+
+
+def get(name: str) -> Formulation:
+    """The formulation object called ``name`` (see :func:`names`)."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown formulation {name!r}; expected one of {names()}") from None
+
+
+__all__ = [
+    "names",
+    "get",
+    "solve",
+    "set_params",
+    "kernel_factor",
+    "Formulation",
+    "RefProblem",
+    "Solution",
+    "NotConvexError",
+    "KernelClipWarning",
+    "ReferenceSolveError",
+    "ReferenceDisagreementWarning",
+    "L1SVM",
+    "L2SVM",
+    "LSSVM",
+    "LSSVMRegression",
+    "Least1NormSVM",
+    "RLS",
+    "SparseLSSVM",
+    "SupportFeatures",
+]

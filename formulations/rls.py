@@ -1,0 +1,72 @@
+"""Regularised least squares classification (001 eqs. (7)-(9) and appendix)."""
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+
+from ._base import Formulation
+
+
+class RLS(Formulation):
+    r"""Regularised least squares (001).
+
+    Primal (001, eq. (7)) over the RKHS; by the representer theorem (001 appendix, eq. (10))
+    ``f = sum_i c_i K(x_i, .)``, so ``f(x_j) = (K c)_j`` and ``||f||_K^2 = c' K c = ||Phi' c||^2``::
+
+        min_c  (1/m) sum_i (y_i - (K c)_i)^2 + gamma c' K c.
+
+    Its minimiser solves the system (001, eq. (8)) ``(m gamma I + K) c = y`` (:meth:`system`), and
+    ``f(x) = sum_i c_i K(x, x_i)`` (001, eq. (9)); no bias, as the paper has it.
+
+    Dual (derived here; 001 gives only the system). Write the primal in feature space with
+    ``f(x_i) = w . Phi_i`` and the residuals ``e_i = y_i - w . Phi_i`` as equality constraints::
+
+        min_{w, e} (1/m) ||e||^2 + gamma ||w||^2   s.t.  e = y - Phi w.
+
+    Lagrangian ``L = (1/m) e'e + gamma w'w + alpha'(y - Phi w - e)``:
+    ``dL/dw = 0 -> w = Phi' alpha / (2 gamma)``; ``dL/de = 0 -> e = m alpha / 2``. Substituting,
+    the dual function is ``y'alpha - (m/4) ||alpha||^2 - alpha' K alpha / (4 gamma)``, concave and
+    unconstrained (the constraints were equalities); written as a minimisation::
+
+        min_alpha  (m/4) ||alpha||^2 + (1/(4 gamma)) alpha' K alpha - y' alpha.
+
+    Its optimum satisfies ``(m gamma I + K) alpha = 2 gamma y``, i.e. ``alpha = 2 gamma c`` with c of (8),
+    and ``e = m alpha / 2 = m gamma c`` are the training residuals. Strong duality: ``p* = -d*``.
+    """
+
+    name = "rls"
+    paper = "001 eqs. (7), (8), (9) (dual derived)"
+    task = "regression"  # targets are real in (7); y in {-1, +1} for classification (001 §2)
+    hyper = ("gamma",)
+    forms = ("system",)
+
+    def primal(self, K, y, gamma=1.0, *, X=None, psd="raise") -> cp.Problem:
+        """001, eq. (7) with ``f = sum c_i K(x_i, .)``: ``min (1/m)||y - Kc||^2 + gamma c'Kc``."""
+        K, y = self._data(K, y, X)
+        hyper = self._check_hyper(gamma=gamma)
+        P, rules = self._params({"gamma": ({"pos": True}, lambda h: h["gamma"])}, hyper)
+        F = self._factor(K, X, psd)
+        m = K.shape[0]
+        c = cp.Variable(m, name="c")
+        objective = cp.Minimize(cp.sum_squares(y - K @ c) / m + P["gamma"] * cp.sum_squares(F.Phi.T @ c))
+        return self._problem(objective, [], form="primal", cite="001, eq. (7)", sense="min",
+                             hyper=hyper, rules=rules, factor=F)
+
+    def dual(self, K, y, gamma=1.0, *, psd="raise") -> cp.Problem:
+        """``min (m/4)||alpha||^2 + alpha'K alpha/(4 gamma) - y'alpha`` (derived above; ``alpha = 2 gamma c``)."""
+        K, y = self._data(K, y)
+        hyper = self._check_hyper(gamma=gamma)
+        P, rules = self._params({"gamma_inv": ({"pos": True}, lambda h: 1.0 / h["gamma"])}, hyper)
+        F = self._factor(K, None, psd)
+        m = K.shape[0]
+        alpha = cp.Variable(m, name="alpha")
+        objective = cp.Minimize(m / 4.0 * cp.sum_squares(alpha) + 0.25 * P["gamma_inv"] * cp.sum_squares(F.Phi.T @ alpha) - y @ alpha)
+        return self._problem(objective, [], form="dual", cite="RLS dual (derived from 001, eq. (7))", sense="min",
+                             hyper=hyper, rules=rules, factor=F)
+
+    def system(self, K, y, gamma=1.0) -> tuple[np.ndarray, np.ndarray]:
+        """001, eq. (8): ``(m gamma I + K) c = y``; returns ``(A, rhs)``."""
+        K, y = self._data(K, y)
+        gamma = self._check_hyper(gamma=gamma)["gamma"]
+        m = K.shape[0]
+        return K + m * gamma * np.eye(m), y.copy()

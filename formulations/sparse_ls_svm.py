@@ -1,0 +1,100 @@
+"""The weighted problem of the sparse LS-SVM (004, eqs. (3)-(4), Algorithm 1)."""
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+
+from svmref._validation import check_weights
+
+from ._base import C_inv_param, C_param, Formulation
+
+
+class SparseLSSVM(Formulation):
+    r"""The weighted LS-SVM problem solved at each step of ISLS-SVM (004 §3).
+
+    Primal (004, eq. (3)), with fixed weights ``lam_i > 0`` and the model ``f(x) = sum_j alpha_j k(x_j, x) + b``::
+
+        min_{alpha, b, xi}  1/2 sum_i lam_i alpha_i^2 + C/2 sum_i xi_i^2
+        s.t.                sum_j alpha_j K_ij + b = y_i - xi_i   for all i.
+
+    (Convex for any symmetric K: K enters only the linear constraints.) Stationarity (004 §3), with
+    multipliers ``beta``: ``alpha_i = sum_j beta_j K_ij / lam_i``, ``sum beta_i = 0``, ``beta_i = C xi_i``.
+
+    Dual (derived here; 004 goes straight to the system). Substituting the stationarity conditions in
+    ``L = 1/2 sum lam alpha^2 + C/2 sum xi^2 - sum_i beta_i (sum_j alpha_j K_ij + b - y_i + xi_i)``
+    gives ``-1/2 beta' H beta + y' beta`` with ``H = K diag(lam)^-1 K + I/C``; as a minimisation::
+
+        min_beta  1/2 beta' H beta - y' beta   s.t.  sum_i beta_i = 0.
+
+    Its KKT conditions are the system (004, eq. (4)) (:meth:`system`)::
+
+        [ 0  1^T ] [b   ]   [0]
+        [ 1  H   ] [beta] = [y],     and then  alpha = diag(lam)^-1 K beta.
+
+    Strong duality: ``p* = -d*``. ``y`` may be real (regression) or in {-1, +1} (classification:
+    004 uses the same problem for both).
+    """
+
+    name = "sparse_ls_svm"
+    paper = "004 eqs. (3), (4), Algorithm 1 (dual derived)"
+    task = "regression"
+    hyper = ("C", "lam")
+    forms = ("system",)
+
+    def _check_hyper(self, **hyper) -> dict:
+        out = {}
+        for k, v in hyper.items():
+            out[k] = check_weights(v, None, "lam") if k == "lam" else super()._check_hyper(**{k: v})[k]
+        return out
+
+    def _lam(self, lam, n):
+        return check_weights(lam, n, "lam")
+
+    def primal(self, K, y, C=1.0, lam=None, *, X=None) -> cp.Problem:
+        """004, eq. (3): ``min 1/2 sum lam_i alpha_i^2 + C/2 sum xi_i^2`` s.t. ``K alpha + b = y - xi``."""
+        K, y = self._data(K, y, X)
+        N = K.shape[0]
+        lam = self._lam(np.ones(N) if lam is None else lam, N)
+        hyper = {"C": self._check_hyper(C=C)["C"], "lam": lam}
+        P, rules = self._params({**C_param(), "lam": ({"pos": True}, lambda h: np.asarray(h["lam"], float))}, hyper)
+        alpha = cp.Variable(N, name="alpha")
+        b = cp.Variable(name="b")
+        xi = cp.Variable(N, name="xi")
+        objective = cp.Minimize(0.5 * cp.sum(cp.multiply(P["lam"], cp.square(alpha))) + 0.5 * P["C"] * cp.sum_squares(xi))
+        constraints = [K @ alpha + b == y - xi]
+        return self._problem(objective, constraints, form="primal", cite="004, eq. (3)", sense="min",
+                             hyper=hyper, rules=rules)
+
+    def dual(self, K, y, C=1.0, lam=None) -> cp.Problem:
+        """``min 1/2 beta'(K diag(lam)^-1 K + I/C) beta - y'beta`` s.t. ``sum beta = 0`` (derived above)."""
+        K, y = self._data(K, y)
+        N = K.shape[0]
+        lam = self._lam(np.ones(N) if lam is None else lam, N)
+        hyper = {"C": self._check_hyper(C=C)["C"], "lam": lam}
+        spec = {**C_inv_param(), "lam_inv_sqrt": ({"pos": True}, lambda h: 1.0 / np.sqrt(np.asarray(h["lam"], float)))}
+        P, rules = self._params(spec, hyper)
+        beta = cp.Variable(N, name="beta")
+        # beta' K diag(lam)^-1 K beta = || diag(lam)^-1/2 K beta ||^2   (K symmetric)
+        objective = cp.Minimize(0.5 * cp.sum_squares(cp.multiply(P["lam_inv_sqrt"], K @ beta))
+                                + 0.5 * P["C_inv"] * cp.sum_squares(beta) - y @ beta)
+        constraints = [cp.sum(beta) == 0]
+        return self._problem(objective, constraints, form="dual", cite="dual of 004, eq. (3)", sense="min",
+                             hyper=hyper, rules=rules)
+
+    def system(self, K, y, C=1.0, lam=None) -> tuple[np.ndarray, np.ndarray]:
+        """004, eq. (4): ``[[0, 1'], [1, H]] [b; beta] = [0; y]``, ``H = K diag(lam)^-1 K + I/C``."""
+        K, y = self._data(K, y)
+        N = K.shape[0]
+        lam = self._lam(np.ones(N) if lam is None else lam, N)
+        C = self._check_hyper(C=C)["C"]
+        H = (K / lam[None, :]) @ K + np.eye(N) / C
+        A = np.zeros((N + 1, N + 1))
+        A[0, 1:] = 1.0
+        A[1:, 0] = 1.0
+        A[1:, 1:] = H
+        return A, np.concatenate([[0.0], y])
+
+    @staticmethod
+    def alpha_from_beta(K, beta, lam) -> np.ndarray:
+        """004 §3, ``dL/dalpha = 0``: ``alpha = diag(lam)^-1 K beta``."""
+        return (np.asarray(K) @ np.asarray(beta)) / np.asarray(lam)

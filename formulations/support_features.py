@@ -1,0 +1,135 @@
+"""The support features machine (003 §2): SVM with the l2-l1 regulariser, linear kernel only."""
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+
+from svmref._validation import check_labels, check_mu, check_positive, check_X
+
+from ._base import Formulation
+
+
+class SupportFeatures(Formulation):
+    r"""Support features machine (003), data ``X`` (N x n), labels ``y`` in {-1, +1}.
+
+    Primal (003, eq. (5)), selectivity ``mu in [0, 1)`` (003, eq. (4)); note: no 1/2 in front of the
+    regulariser, so ``mu = 0`` is the L1-SVM (003 eq. (2)) with ``C_svm = C / 2`` (and ``lam = 2 alpha``)::
+
+        min_{a, b, delta}  sum_i ((1 - mu) a_i^2 + mu |a_i|) + C sum_j delta_j
+        s.t.               y_j (a' x_j + b) >= 1 - delta_j,   delta_j >= 0.
+
+    Dual (003, eq. (10)), a *maximisation* of a concave, non-quadratic function, with
+    ``w_i = sum_j lam_j y_j x_ij`` (003, eq. (6))::
+
+        max_lam  W(lam) = sum_j lam_j - 1/(4(1 - mu)) sum_i (min{mu + w_i, 0, mu - w_i})^2
+        s.t.     0 <= lam_j <= C,   sum_j y_j lam_j = 0.
+
+    ``(min{mu + w, 0, mu - w})^2 = (max{0, |w| - mu})^2`` (003 §2.5), which is how it is written here.
+    Strong duality: ``p* = W*``. QP form (003, eq. (13)), n extra variables ``gamma_i``::
+
+        max_{lam, gamma}  sum_j lam_j - 1/(4(1 - mu)) sum_i gamma_i^2
+        s.t.              gamma_i >= |w_i| - mu,  0 <= lam_j <= C,  sum_j y_j lam_j = 0.
+
+    (003 defines ``gamma_i = max{0, |w_i| - mu}`` but states only ``gamma_i >= |w_i| - mu``; ``gamma_i >= 0``
+    holds at the optimum anyway, since ``gamma_i = 0`` is feasible whenever ``|w_i| <= mu`` and
+    ``-gamma_i^2`` is largest there.) Primal recovery: :meth:`recover_a` (003, eq. (8)) and
+    :meth:`recover_b` (003, eq. (11)).
+    """
+
+    name = "support_features"
+    paper = "003 eqs. (4), (5), (6), (8), (10), (11)-(13)"
+    hyper = ("C", "mu")
+    dual_sense = "max"
+    forms = ("qp",)
+
+    def _check_hyper(self, **hyper) -> dict:
+        out = {}
+        for k, v in hyper.items():
+            out[k] = check_mu(v) if k == "mu" else check_positive(v, k)
+        return out
+
+    def _xy(self, X, y):
+        X = check_X(X, "X")
+        y = check_labels(y, X.shape[0])
+        return X, y
+
+    @staticmethod
+    def _spec():
+        return {
+            "C": ({"pos": True}, lambda h: h["C"]),
+            "mu": ({"nonneg": True}, lambda h: h["mu"]),
+            "one_minus_mu": ({"pos": True}, lambda h: 1.0 - h["mu"]),
+            "coef": ({"pos": True}, lambda h: 1.0 / (4.0 * (1.0 - h["mu"]))),
+            # sqrt(coef) and sqrt(coef) * mu keep the dual (10) DPP (a product of parameters is not)
+            "sqrt_coef": ({"pos": True}, lambda h: 1.0 / (2.0 * np.sqrt(1.0 - h["mu"]))),
+            "sqrt_coef_mu": ({"nonneg": True}, lambda h: h["mu"] / (2.0 * np.sqrt(1.0 - h["mu"]))),
+        }
+
+    def primal(self, X, y, C=1.0, mu=0.0) -> cp.Problem:
+        """003, eq. (5): ``min sum((1-mu) a_i^2 + mu|a_i|) + C sum delta`` s.t. ``y_j(a'x_j + b) >= 1 - delta_j, delta >= 0``."""
+        X, y = self._xy(X, y)
+        hyper = self._check_hyper(C=C, mu=mu)
+        spec = {k: v for k, v in self._spec().items() if k in ("C", "mu", "one_minus_mu")}
+        P, rules = self._params(spec, hyper)
+        N, n = X.shape
+        a = cp.Variable(n, name="a")
+        b = cp.Variable(name="b")
+        delta = cp.Variable(N, name="delta")
+        objective = cp.Minimize(P["one_minus_mu"] * cp.sum_squares(a) + P["mu"] * cp.norm1(a) + P["C"] * cp.sum(delta))
+        constraints = [cp.multiply(y, X @ a + b) >= 1 - delta, delta >= 0]
+        return self._problem(objective, constraints, form="primal", cite="003, eq. (5)", sense="min",
+                             hyper=hyper, rules=rules)
+
+    def dual(self, X, y, C=1.0, mu=0.0) -> cp.Problem:
+        """003, eq. (10): ``max sum lam - 1/(4(1-mu)) sum_i max{0, |w_i| - mu}^2``, ``w = X'(y*lam)``, ``0 <= lam <= C``, ``y'lam = 0``."""
+        X, y = self._xy(X, y)
+        hyper = self._check_hyper(C=C, mu=mu)
+        spec = {k: v for k, v in self._spec().items() if k in ("C", "sqrt_coef", "sqrt_coef_mu")}
+        P, rules = self._params(spec, hyper)
+        lam = cp.Variable(X.shape[0], name="lam")
+        w = X.T @ cp.multiply(y, lam)  # 003, eq. (6)
+        # coef * max{0, |w_i| - mu}^2 = max{0, sqrt(coef)|w_i| - sqrt(coef) mu}^2,  coef = 1/(4(1-mu))
+        objective = cp.Maximize(cp.sum(lam) - cp.sum_squares(cp.pos(P["sqrt_coef"] * cp.abs(w) - P["sqrt_coef_mu"])))
+        constraints = [lam >= 0, lam <= P["C"], y @ lam == 0]
+        return self._problem(objective, constraints, form="dual", cite="003, eq. (10)", sense="max",
+                             hyper=hyper, rules=rules)
+
+    def qp(self, X, y, C=1.0, mu=0.0) -> cp.Problem:
+        """003, eq. (13): ``max sum lam - 1/(4(1-mu)) sum gamma_i^2`` s.t. ``gamma_i >= |w_i| - mu``, box, ``y'lam = 0``."""
+        X, y = self._xy(X, y)
+        hyper = self._check_hyper(C=C, mu=mu)
+        spec = {k: v for k, v in self._spec().items() if k in ("C", "mu", "coef")}
+        P, rules = self._params(spec, hyper)
+        N, n = X.shape
+        lam = cp.Variable(N, name="lam")
+        gamma = cp.Variable(n, name="gamma")
+        w = X.T @ cp.multiply(y, lam)
+        objective = cp.Maximize(cp.sum(lam) - P["coef"] * cp.sum_squares(gamma))
+        constraints = [gamma >= cp.abs(w) - P["mu"], lam >= 0, lam <= P["C"], y @ lam == 0]
+        return self._problem(objective, constraints, form="qp", cite="003, eq. (13)", sense="max",
+                             hyper=hyper, rules=rules)
+
+    @staticmethod
+    def recover_a(X, y, lam, mu) -> np.ndarray:
+        """003, eq. (8): ``a_i = sign(w_i) max{0, |w_i| - mu} / (2(1 - mu))``, ``w = X'(y*lam)``.
+
+        (The extraction's case 2 reads "solution when w_i < mu"; it is ``w_i < -mu``.)
+        """
+        w = np.asarray(X).T @ (np.asarray(y) * np.asarray(lam))
+        return np.sign(w) * np.maximum(0.0, np.abs(w) - mu) / (2.0 * (1.0 - mu))
+
+    @staticmethod
+    def recover_b(X, y, lam, a, C, *, rtol: float = 1e-7) -> float:
+        """003, eq. (11): ``b = -(sum_free lam_j a'x_j + C sum_{lam_j = C} y_j) / sum_free lam_j``.
+
+        ``free`` means ``0 < lam_j < C`` up to ``rtol * C``; this is the lam-weighted mean of
+        ``y_j - a'x_j`` over the free ``lam_j``. Raises ``ValueError`` when no ``lam_j`` is free
+        (then (11) is undefined and b is only bounded by the KKT conditions).
+        """
+        X, y, lam = np.asarray(X), np.asarray(y), np.asarray(lam)
+        free = (lam > rtol * C) & (lam < C * (1 - rtol))
+        at_C = lam >= C * (1 - rtol)
+        if not np.any(free):
+            raise ValueError("no lam_j is free (0 < lam_j < C): eq. (11) is undefined")
+        f = X @ np.asarray(a)
+        return float(-(np.sum(lam[free] * f[free]) + C * np.sum(y[at_C])) / np.sum(lam[free]))
