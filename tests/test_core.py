@@ -1,0 +1,136 @@
+"""The shared core: kernels, input checks, shipped data sets, the command line, import hygiene."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from svmref import datasets, kernels
+from svmref._validation import check_gram, check_kernel_memory, check_labels, check_mu, check_positive
+
+RNG = np.random.default_rng(0)
+X = RNG.normal(size=(12, 3))
+Z = RNG.normal(size=(5, 3))
+
+
+def brute(k, A, B):
+    return np.array([[k(a, b) for b in B] for a in A])
+
+
+@pytest.mark.parametrize(
+    "fn, params, pointwise",
+    [
+        (kernels.linear_kernel, {}, lambda a, b: a @ b),
+        (kernels.polynomial_kernel, {"c": 2.0, "d": 3}, lambda a, b: (1 + a @ b / 2.0) ** 3),
+        (kernels.rbf_kernel, {"sigma": 0.7}, lambda a, b: np.exp(-np.sum((a - b) ** 2) / 0.49)),
+        (kernels.gaussian_kernel, {"sigma": 0.7}, lambda a, b: np.exp(-np.sum((a - b) ** 2) / (2 * 0.49))),
+        (kernels.mlp_kernel, {"k": 0.5, "theta": -0.2}, lambda a, b: np.tanh(0.5 * a @ b - 0.2)),
+    ],
+)
+def test_kernels_match_their_formulas(fn, params, pointwise):
+    np.testing.assert_allclose(fn(X, Z, **params), brute(pointwise, X, Z), rtol=1e-12, atol=1e-12)
+    K = fn(X, **params)
+    np.testing.assert_allclose(K, brute(pointwise, X, X), rtol=1e-12, atol=1e-12)
+    assert np.array_equal(K, K.T)  # exactly symmetric, as the solvers assume
+
+
+def test_rbf_diagonal_is_exactly_one_and_psd():
+    K = kernels.rbf_kernel(X * 1e3, sigma=1e-3)
+    assert np.all(np.diag(K) == 1.0)
+    assert np.linalg.eigvalsh(kernels.rbf_kernel(X, sigma=2.0))[0] > -1e-12
+
+
+def test_kernel_matrix_by_name_and_errors():
+    np.testing.assert_array_equal(kernels.kernel_matrix(X, kernel="rbf", sigma=2.0), kernels.rbf_kernel(X, sigma=2.0))
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        kernels.kernel_matrix(X, kernel="laplace")
+    with pytest.raises(ValueError, match="sigma must be"):
+        kernels.rbf_kernel(X, sigma=0.0)
+    with pytest.raises(ValueError, match="same number of features"):
+        kernels.rbf_kernel(X, Z[:, :2])
+    with pytest.raises(ValueError, match="d \\(polynomial degree\\)"):
+        kernels.polynomial_kernel(X, d=1.5)
+
+
+def test_kernel_memory_guard():
+    with pytest.raises(MemoryError, match="GiB"):
+        check_kernel_memory(200_000)
+    check_kernel_memory(1000)  # fine
+
+
+def test_validation_messages_name_the_parameter():
+    with pytest.raises(ValueError, match="^C must be"):
+        check_positive(-1, "C")
+    with pytest.raises(TypeError, match="C must be a real number"):
+        check_positive("1", "C")
+    with pytest.raises(ValueError, match="mu .*\\[0, 1\\)"):
+        check_mu(1.0)
+    with pytest.raises(ValueError, match="y must contain class labels"):
+        check_labels([0, 1, 1])
+    with pytest.raises(ValueError, match="symmetric"):
+        check_gram(np.array([[1.0, 2.0], [0.0, 1.0]]))
+
+
+@pytest.mark.parametrize("name", datasets.dataset_names())
+def test_every_shipped_dataset_loads(name):
+    X, y = datasets.load_dataset(name)
+    info = datasets.DATASETS[name]
+    assert X.ndim == 2 and X.shape[0] == y.shape[0] > 0 and np.all(np.isfinite(X))
+    if info.task == "classification":
+        assert set(np.unique(y)) == {-1.0, 1.0}
+    Xs, _ = datasets.load_dataset(name, scale="minmax")
+    assert Xs.min() >= 0.0 and Xs.max() <= 1.0
+
+
+@pytest.mark.parametrize(
+    "name, shape, n_pos",
+    [  # counts from the provenance table (shared/data/PROVENANCE.md)
+        ("heart", (270, 13), 120), ("titanic", (2201, 3), 711), ("german", (1000, None), 300),
+        ("breast", (277, None), 81), ("synth.tr", (250, 2), 125), ("synth.te", (1000, 2), 500),
+        ("letter", (None, 16), None), ("iris", (150, 4), 50),
+    ],
+)
+def test_dataset_sizes_match_provenance(name, shape, n_pos):
+    X, y = datasets.load_dataset(name)
+    for got, want in zip(X.shape, shape):
+        assert want is None or got == want
+    if n_pos is not None:
+        assert int(np.sum(y == 1)) == n_pos
+
+
+def test_letter_keeps_only_v_and_w_and_mcycle_is_regression():
+    X, y = datasets.load_dataset("letter")
+    assert X.shape[0] < 20000 and set(np.unique(y)) == {-1.0, 1.0}
+    Xm, ym = datasets.load_dataset("motorcycle")
+    assert Xm.shape == (133, 1) and ym.min() < -100  # accel in g, down to about -134
+    with pytest.raises(ValueError, match="name must be one of"):
+        datasets.load_dataset("mnist")
+
+
+def test_importing_solvers_does_not_import_cvxpy_or_matplotlib():
+    code = (
+        "import sys, solvers, solvers.kernels, svmref; "
+        "import importlib; [importlib.import_module(m) for m in "
+        "('solvers.smo', 'solvers.linear', 'solvers.isls', 'solvers.support_features') "
+        " if importlib.util.find_spec(m)]; "
+        "bad = [m for m in ('cvxpy', 'matplotlib', 'formulations') if m in sys.modules]; "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_formulations_do_not_import_solvers():
+    code = "import sys, formulations; sys.exit(1 if any(m.startswith('solvers') for m in sys.modules) else 0)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_cli_help_and_datasets():
+    out = subprocess.run([sys.executable, "-m", "svmref.cli", "--help"], capture_output=True, text=True)
+    assert out.returncode == 0 and "verify" in out.stdout and "figure" in out.stdout
+    out = subprocess.run([sys.executable, "-m", "svmref.cli", "datasets"], capture_output=True, text=True)
+    assert out.returncode == 0 and "synth.tr" in out.stdout
+    out = subprocess.run([sys.executable, "-m", "svmref.cli", "frobnicate"], capture_output=True, text=True)
+    assert out.returncode == 2 and "invalid choice" in out.stderr
