@@ -1,0 +1,54 @@
+"""Regenerate the papers' figures: one module per figure, one command per figure.
+
+Every figure module exposes the same three functions, with no hidden state (randomness comes
+only from the ``seed`` argument; matplotlib is used through :class:`matplotlib.figure.Figure`,
+never through pyplot's global figure registry):
+
+* ``compute(seed=..., fast=False, **params) -> result``  -- train the models and return the
+  numbers that are drawn (a dataclass with a ``report() -> str`` method, what ``--print`` shows);
+* ``plot(result) -> matplotlib.figure.Figure``           -- draw those numbers;
+* ``figure(seed=..., fast=False, **params) -> Figure``    -- ``plot(compute(...))``.
+
+``fast=True`` selects a smaller parameter set (fewer repetitions, a coarser grid) for tests.
+
+The command line is ``svmref figure NAME [--out PATH] [--seed S] [--format png|pdf|svg] [--print]``
+and ``svmref figure --list`` (see :mod:`figures.cli`).
+"""
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+__all__ = ["FIGURES", "names", "get"]
+
+#: figure name -> (module, what it regenerates)
+FIGURES: dict[str, tuple[str, str]] = {
+    "outlier-robustness": (
+        "figures.outlier_robustness",
+        "000 Fig. 1: LS-SVM vs Least 1-Norm SVM contours, without and with two label-flipped outliers",
+    ),
+    "isls-sparse-models": (
+        "figures.isls_sparse_models",
+        "004 Fig. 1: ISLS-SVM models on Ripley's synth (classification) and mcycle (regression), SVs highlighted",
+    ),
+    "support-features-selectivity": (
+        "figures.support_features_selectivity",
+        "003 Figs. 2, 3, 5: test error, leave-one-out error and #features vs selectivity mu (two hypercubes)",
+    ),
+    "rls-vs-svm": (
+        "figures.rls_vs_svm",
+        "001 Figs. 1-4 and Table 2: Bayes, RLS and SVM predictions on the three simulated 2-D problems",
+    ),
+}
+
+
+def names() -> list[str]:
+    """The figure names accepted by :func:`get` and ``svmref figure``."""
+    return list(FIGURES)
+
+
+def get(name: str) -> ModuleType:
+    """Import and return the module of figure ``name`` (imported lazily: each pulls in its solvers)."""
+    if name not in FIGURES:
+        raise ValueError(f"name must be one of {names()}; got {name!r}")
+    return importlib.import_module(FIGURES[name][0])
