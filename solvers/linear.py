@@ -1,0 +1,429 @@
+r"""LS-SVM (classification and regression) and RLS by linear systems.
+
+The LS-SVM KKT system (004, eq. (2); 002, the (N+1) x (N+1) system; 000, eq. (2) with ``y_i y_j``)::
+
+    [ 0   1^T    ] [ b    ]   [ 0 ]
+    [ 1   Ktilde ] [ beta ] = [ y ],        Ktilde = K + I/C,                                (2)
+
+is solved by block elimination (the Schur complement of ``Ktilde``)::
+
+    Ktilde nu = y,   Ktilde eta = 1,   b = 1'nu / 1'eta,   beta = nu - b eta.
+
+Check, line by line: row 0 of (2) asks ``1'beta = 1'nu - b 1'eta = 0``, which is the formula for b;
+the rows below ask ``Ktilde beta + b 1 = (y - b 1) + b 1 = y``.  One factorisation of ``Ktilde``
+serves both right-hand sides (they are solved together as the two columns of ``[y, 1]``).
+
+Classification (000, eq. (2)) uses the variables ``alpha_i = y_i beta_i``: with ``Y = diag(y)`` and
+``y_i^2 = 1`` the system ``[0 y'; y Y Ktilde Y][b; alpha] = [0; 1]`` becomes (2) after multiplying the
+lower rows by ``Y``.  So one routine solves both forms; ``alpha_regression = y * alpha_classification``.
+
+Three paths (``method``):
+
+* ``"cholesky"`` -- LAPACK ``potrf``/``potrs`` on a working copy of ``K`` whose diagonal is shifted by
+  ``1/C`` once (``overwrite_K=True`` shifts and factorises ``K`` itself, destroying it, as
+  ``scipy.linalg.cho_factor(overwrite_a=True)`` does).  If ``Ktilde`` is numerically not positive
+  definite (``potrf`` fails: an indefinite kernel such as MLP, or ``1/C`` below rounding on a singular
+  ``K``) the solver warns (:class:`scipy.linalg.LinAlgWarning`), rebuilds ``Ktilde`` from the triangle
+  ``potrf`` did not touch and uses a symmetric-indefinite ``L D L'`` factorisation (LAPACK ``sytrf``,
+  Bunch-Kaufman); if that finds ``Ktilde`` exactly singular, the eigendecomposition with the
+  minimum-norm (pseudo-inverse) solution.  ``status`` is then ``"numerical_issue"``.
+* ``"cg"`` -- conjugate gradients on the operator ``v -> K v + v/C``, both right-hand sides in lock
+  step (one pass over ``K`` per iteration), stopped when every column has
+  ``||r|| <= tol ||rhs||``.  ``K`` may be a :class:`scipy.sparse.linalg.LinearOperator` (matrix-free).
+* ``"auto"`` -- ``"cholesky"`` for a dense ``K`` with ``N <= AUTO_CG_N``, otherwise ``"cg"``.
+
+RLS (001, eq. (8)) ``(m gamma I + K) c = y`` uses the same Cholesky path with shift ``m gamma``.
+"""
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+from scipy.linalg import LinAlgWarning, lapack
+
+from svmref._validation import (
+    check_gram,
+    check_labels,
+    check_max_iter,
+    check_positive,
+    check_targets,
+    check_tol,
+)
+
+from ._result import SolverResult, warn_not_converged
+
+__all__ = ["ls_svm", "ls_svm_regression", "rls", "LinearResult", "RLSResult", "AUTO_CG_N"]
+
+#: Above this many patterns ``method="auto"`` switches from the Cholesky factorisation to CG.
+AUTO_CG_N = 15000
+_METHODS = ("cholesky", "cg", "auto")
+_EPS = np.finfo(np.float64).eps
+
+
+@dataclass(frozen=True, repr=False)
+class LinearResult(SolverResult):
+    """Result of an LS-SVM solve.
+
+    Extra attributes
+    ----------------
+    task : str
+        ``"classification"`` (``alpha`` as in 000 eq. (2)) or ``"regression"`` (004 eq. (2)).
+    coef : ndarray
+        The coefficients of the kernel expansion, ``f(x) = sum_i coef_i k(x_i, x) + b``:
+        ``alpha * y`` for classification, ``alpha`` for regression.
+    method : str
+        The path taken: ``"cholesky"``, ``"ldl"``, ``"eigh"`` or ``"cg"``.
+    """
+
+    task: str = "classification"
+    coef: np.ndarray | None = None
+    method: str = "cholesky"
+
+    def decision_function(self, K_cross) -> np.ndarray:
+        """``f(x_j) = sum_i coef_i k(x_i, x_j) + b`` for ``K_cross[j, i] = k(x_j, x_i)`` (000 eq. (2); 004 eq. (2))."""
+        K_cross = np.asarray(K_cross, dtype=np.float64)
+        if K_cross.ndim != 2 or K_cross.shape[1] != self.coef.shape[0]:
+            raise ValueError(
+                f"K_cross must have shape (n_test, {self.coef.shape[0]}) (test x training kernel); got {K_cross.shape}"
+            )
+        return K_cross @ self.coef + self.b
+
+    def predict(self, K_cross) -> np.ndarray:
+        """Classification: ``sign(f(x))`` with ``f = 0`` mapped to +1; regression: ``f(x)``."""
+        f = self.decision_function(K_cross)
+        if self.task == "classification":
+            return np.where(f >= 0.0, 1.0, -1.0)
+        return f
+
+
+@dataclass(frozen=True, repr=False)
+class RLSResult(SolverResult):
+    """Result of :func:`rls`: ``c`` solves ``(m gamma I + K) c = y`` (001, eq. (8)); ``b`` is None."""
+
+    c: np.ndarray | None = None
+    method: str = "cholesky"
+
+    def decision_function(self, K_cross) -> np.ndarray:
+        """``f(x_j) = sum_i c_i K(x_j, x_i)`` (001, eq. (9)); no bias."""
+        K_cross = np.asarray(K_cross, dtype=np.float64)
+        if K_cross.ndim != 2 or K_cross.shape[1] != self.c.shape[0]:
+            raise ValueError(f"K_cross must have shape (n_test, {self.c.shape[0]}); got {K_cross.shape}")
+        return K_cross @ self.c
+
+    def predict(self, K_cross) -> np.ndarray:
+        """001 §2: class -1 if ``f(x) <= 0``, else +1."""
+        return np.where(self.decision_function(K_cross) <= 0.0, -1.0, 1.0)
+
+
+# --------------------------------------------------------------------------------------------------
+# input checks
+# --------------------------------------------------------------------------------------------------
+def _is_operator(K) -> bool:
+    return not isinstance(K, np.ndarray) and hasattr(K, "matmat") and hasattr(K, "shape")
+
+
+@njit(cache=True, nogil=True)
+def _asym_and_max(K, block):
+    """``(max_ij |K_ij - K_ji|, max_ij |K_ij|)`` in one pass over the upper triangle, block by block.
+
+    Compiled: numpy's ``K - K.T`` costs an N x N temporary and three passes (about 12 ms at N = 2000,
+    a sixth of the Cholesky factorisation); this loop costs one read of K (about 5 ms).
+    """
+    N = K.shape[0]
+    asym = 0.0
+    big = 0.0
+    for ib in range(0, N, block):
+        ie = min(ib + block, N)
+        for jb in range(ib, N, block):
+            je = min(jb + block, N)
+            for i in range(ib, ie):
+                for j in range(max(jb, i), je):
+                    a = K[i, j]
+                    c = K[j, i]
+                    d = abs(a - c)
+                    if d > asym:
+                        asym = d
+                    if abs(a) > big:
+                        big = abs(a)
+                    if abs(c) > big:
+                        big = abs(c)
+    return asym, big
+
+
+def _check_symmetric_blocked(K: np.ndarray, name: str, rtol: float = 1e-8) -> None:
+    """``max|K - K^T| <= rtol * max(1, max|K|)``, the test of :func:`svmref._validation.check_gram`.
+
+    Same test, same tolerance, computed by :func:`_asym_and_max` (K is already known to be finite).
+    """
+    asym, big = _asym_and_max(K, 64)
+    scale = max(1.0, big)
+    if asym > rtol * scale:
+        raise ValueError(
+            f"{name} must be symmetric; max |{name} - {name}^T| = {asym:.3g} exceeds {rtol:g} x max|{name}|"
+        )
+
+
+def _check_K(K, name: str = "K"):
+    """Dense K: finite, square, symmetric (blocked test). LinearOperator K: square shape only."""
+    if _is_operator(K):
+        if len(K.shape) != 2 or K.shape[0] != K.shape[1]:
+            raise ValueError(f"{name} must be a square operator (N x N); got shape {K.shape}")
+        return K
+    K = check_gram(K, name, symmetric=False)
+    _check_symmetric_blocked(K, name)
+    return K
+
+
+def _check_method(method, N, K) -> str:
+    if method not in _METHODS:
+        raise ValueError(f"method must be one of {_METHODS}; got {method!r}")
+    if method == "auto":
+        method = "cg" if (_is_operator(K) or N > AUTO_CG_N) else "cholesky"
+    if method == "cholesky" and _is_operator(K):
+        raise ValueError("method='cholesky' needs K as a dense array; a LinearOperator K needs method='cg'")
+    return method
+
+
+# --------------------------------------------------------------------------------------------------
+# direct path: Cholesky of the shifted matrix, with the LDL' / eigh fallback
+# --------------------------------------------------------------------------------------------------
+def _shifted_solve(K: np.ndarray, shift: float, R: np.ndarray, overwrite_K: bool):
+    """Solve ``(K + shift I) X = R`` for the columns of ``R`` with one factorisation.
+
+    Returns ``(X, method, message)``.  ``K`` (C-contiguous, symmetric) is copied once into ``W``
+    unless ``overwrite_K``.  ``W.T`` is a Fortran-ordered view of the same memory and, ``K`` being
+    symmetric, the same matrix, so LAPACK factorises it in place with no further copy; ``potrf(lower)``
+    on ``W.T`` writes the upper triangle of ``W`` and leaves its strict lower triangle (= that of K)
+    untouched, which is what the fallback rebuilds ``K + shift I`` from.
+    """
+    N = K.shape[0]
+    W = K if overwrite_K else K.copy()
+    diag = W.reshape(-1)[:: N + 1]     # a view on the diagonal (W is C-contiguous)
+    diag += shift                        # W = Ktilde (000 eq. (2): Ktilde_ij = K_ij + delta_ij / C)
+    d_saved = np.array(diag)            # N numbers, to rebuild Ktilde if potrf fails
+    L, info = lapack.dpotrf(W.T, lower=1, overwrite_a=1, clean=0)
+    if info == 0:
+        X, info2 = lapack.dpotrs(L, R, lower=1)
+        if info2 != 0:  # pragma: no cover - potrs only fails on illegal arguments
+            raise RuntimeError(f"LAPACK dpotrs failed (info={info2})")
+        return X, "cholesky", ""
+    if info < 0:  # pragma: no cover
+        raise RuntimeError(f"LAPACK dpotrf: illegal argument {-info}")
+    # ---- fallback: K + shift I is numerically not positive definite --------------------------------
+    A = np.tril(W, -1)                  # strict lower triangle, untouched by potrf on W.T (see above)
+    A += A.T
+    A.reshape(-1)[:: N + 1] = d_saved
+    msg = (f"K + I*{shift:.3g} is numerically not positive definite (Cholesky failed at column {info}); "
+           "used a symmetric-indefinite LDL' factorisation (LAPACK sytrf) instead")
+    ldu, ipiv, info = lapack.dsytrf(A, lower=1)
+    if info == 0:
+        X, info2 = lapack.dsytrs(ldu, ipiv, R, lower=1)
+        if info2 == 0 and np.all(np.isfinite(X)):
+            warnings.warn(msg, LinAlgWarning, stacklevel=4)
+            return X, "ldl", msg
+    # ---- exactly singular: minimum-norm solution through the eigendecomposition ------------------
+    w, V = np.linalg.eigh(A)
+    cut = N * _EPS * max(float(np.max(np.abs(w))), 1.0)
+    keep = np.abs(w) > cut
+    X = V[:, keep] @ ((V[:, keep].T @ R) / w[keep, None])
+    msg = (f"K + I*{shift:.3g} is singular to working precision ({int(np.sum(~keep))} eigenvalues with "
+           f"|w| <= {cut:.3g}); used the minimum-norm solution from its eigendecomposition")
+    warnings.warn(msg, LinAlgWarning, stacklevel=4)
+    return X, "eigh", msg
+
+
+# --------------------------------------------------------------------------------------------------
+# iterative path: conjugate gradients, several right-hand sides in lock step
+# --------------------------------------------------------------------------------------------------
+def _cg_block(apply_A, R: np.ndarray, tol: float, max_iter: int):
+    """Conjugate gradients (Hestenes-Stiefel) on SPD ``A`` for each column of ``R`` in lock step.
+
+    Per column j: ``x += a p``, ``r -= a A p``, ``a = r'r / p'Ap``, ``p = r + (r_new'r_new / r'r) p``;
+    a column stops moving once ``||r_j|| <= tol ||R_j||``.  One call of ``apply_A`` on the n x k block
+    per iteration, so a dense ``K`` is read once per iteration for all columns.
+
+    Returns ``(X, n_iter, converged, rel_res, ok)``; ``ok`` is False if ``p'Ap <= 0`` was met
+    (the operator is not positive definite).
+    """
+    X = np.zeros_like(R)
+    Rr = R.copy()
+    P = Rr.copy()
+    rs = np.einsum("ij,ij->j", Rr, Rr)
+    bnorm = np.sqrt(rs)
+    bnorm[bnorm == 0.0] = 1.0
+    goal = (tol * bnorm) ** 2
+    active = rs > goal
+    it = 0
+    ok = True
+    while np.any(active) and it < max_iter:
+        AP = apply_A(P)
+        pAp = np.einsum("ij,ij->j", P, AP)
+        if np.any(pAp[active] <= 0.0):
+            ok = False
+            break
+        a = np.where(active, rs / np.where(active, pAp, 1.0), 0.0)
+        X += a * P
+        Rr -= a * AP
+        rs_new = np.einsum("ij,ij->j", Rr, Rr)
+        beta = np.where(active, rs_new / np.where(rs > 0, rs, 1.0), 0.0)
+        P *= beta
+        P += Rr
+        rs = np.where(active, rs_new, rs)
+        active = rs > goal
+        it += 1
+    return X, it, not np.any(active), np.sqrt(rs) / bnorm, ok
+
+
+def _matmat(K):
+    if _is_operator(K):
+        return K.matmat
+    return lambda V: K @ V
+
+
+# --------------------------------------------------------------------------------------------------
+# LS-SVM
+# --------------------------------------------------------------------------------------------------
+def _ls_svm_kkt(K, y, C, method, tol, max_iter, overwrite_K, solver_name):
+    """Solve (2) for ``(beta, b)``: 004 eq. (2), by the Schur complement of ``Ktilde`` (module docstring)."""
+    N = K.shape[0]
+    R = np.empty((N, 2), order="F")
+    R[:, 0] = y                          # Ktilde nu  = y
+    R[:, 1] = 1.0                        # Ktilde eta = 1
+    info = {}
+    if method == "cholesky":
+        S, used, msg = _shifted_solve(K, 1.0 / C, R, overwrite_K)
+        n_iter, converged, status, gap = 1, True, ("optimal" if used == "cholesky" else "numerical_issue"), float("nan")
+    else:
+        tol = check_tol(tol)
+        max_iter = 10 * N if max_iter is None else check_max_iter(max_iter)
+        mm = _matmat(K)
+        S, n_iter, converged, rel, ok = _cg_block(lambda V: mm(V) + V / C, R, tol, max_iter)
+        used = "cg"
+        gap = float(np.max(rel))
+        if not ok:
+            status, converged = "numerical_issue", False
+            msg = "CG met p'(K + I/C)p <= 0: K + I/C is not positive definite; use method='cholesky' (LDL' fallback)"
+            warnings.warn(msg, LinAlgWarning, stacklevel=3)
+        elif not converged:
+            status = "max_iter_reached"
+            msg = f"CG stopped after {n_iter} iterations with relative residual {gap:.3g} > tol = {tol:g}"
+            warn_not_converged(solver_name + " (CG)", n_iter, gap, tol, stacklevel=4)
+        else:
+            status, msg = "optimal", f"CG converged in {n_iter} iterations"
+        info["cg_relative_residual"] = rel
+    nu, eta = S[:, 0], S[:, 1]
+    s_eta = float(np.sum(eta))
+    if not np.isfinite(s_eta) or abs(s_eta) <= N * _EPS * float(np.sum(np.abs(eta)) + 1.0):
+        raise np.linalg.LinAlgError(
+            "the LS-SVM KKT system (2) is singular: 1' Ktilde^-1 1 = 0, so b is not determined"
+        )
+    b = float(np.sum(nu)) / s_eta        # b = 1'nu / 1'eta
+    beta = nu - b * eta                  # beta = nu - b eta
+    return beta, b, n_iter, converged, status, msg, gap, used, info
+
+
+def _ls_svm_common(K, y, C, method, tol, max_iter, overwrite_K, task):
+    t0 = time.perf_counter()
+    K = _check_K(K)
+    N = K.shape[0]
+    y = check_labels(y, N) if task == "classification" else check_targets(y, N)
+    C = check_positive(C, "C")
+    method = _check_method(method, N, K)
+    name = "ls_svm" if task == "classification" else "ls_svm_regression"
+    beta, b, n_iter, conv, status, msg, gap, used, info = _ls_svm_kkt(K, y, C, method, tol, max_iter, overwrite_K, name)
+    # Dual objective (minimisation sign).  Regression (004 eq. (2)): D = 1/2 beta'Ktilde beta - y'beta.
+    # At the solution Ktilde beta = y - b 1 and 1'beta = 0, so beta'Ktilde beta = y'beta and D = -1/2 y'beta.
+    # Classification (000 eq. (2)) with alpha = y beta has the same value: -1/2 sum_i alpha_i.
+    objective = -0.5 * float(y @ beta)
+    if task == "classification":
+        alpha = y * beta                 # alpha_i = y_i beta_i (module docstring)
+    else:
+        alpha = beta
+    return LinearResult(
+        alpha=alpha, b=b, objective=objective, n_iter=n_iter, converged=conv, status=status,
+        message=msg or f"solved the KKT system (2) by {used}", time=time.perf_counter() - t0,
+        kkt_gap=gap, info=info, task=task, coef=beta, method=used,
+    )
+
+
+def ls_svm(K, y, C, *, method: str = "cholesky", tol: float = 1e-10, max_iter: int | None = None,
+           overwrite_K: bool = False) -> LinearResult:
+    r"""LS-SVM classifier by its KKT system (000, eqs. (1), (2), (7)).
+
+    Dual (000, eq. (2))::
+
+        min_alpha 1/2 sum_ij alpha_i alpha_j y_i y_j Ktilde_ij - sum_i alpha_i  s.t. sum_i alpha_i y_i = 0,
+
+    ``Ktilde = K + I/C``; its KKT conditions (000 eq. (7)) are linear, solved as (2) of the module
+    docstring with ``beta = y * alpha``.
+
+    Parameters
+    ----------
+    K : (N, N) symmetric array, or a LinearOperator with ``method="cg"``
+    y : (N,) labels in {-1, +1}
+    C : float > 0
+    method : "cholesky" (default), "cg" or "auto"
+    tol : relative residual ``||r|| / ||rhs||`` at which CG stops (``method="cg"`` only)
+    max_iter : CG iteration limit (default ``10 N``)
+    overwrite_K : if True, ``K`` is overwritten by the Cholesky factor (saves one N x N copy)
+
+    Returns
+    -------
+    LinearResult
+        ``alpha`` with ``f(x) = sum_i alpha_i y_i k(x_i, x) + b``; ``objective`` = the dual (2)
+        at ``alpha`` (minimisation sign, ``= -1/2 sum alpha_i``), so the primal optimum is ``-objective``.
+    """
+    return _ls_svm_common(K, y, C, method, tol, max_iter, overwrite_K, "classification")
+
+
+def ls_svm_regression(K, y, C, *, method: str = "cholesky", tol: float = 1e-10, max_iter: int | None = None,
+                      overwrite_K: bool = False) -> LinearResult:
+    r"""LS-SVM regression by the KKT system (004, eqs. (1)-(2); 002).
+
+    Primal (004, eq. (1)): ``min 1/2||W||^2 + C/2 sum xi_i^2`` s.t. ``W.Phi(x_i) + b = y_i - xi_i``.
+    System (004, eq. (2)): ``[0 1'; 1 Ktilde][b; alpha] = [0; y]``, ``Ktilde = K + I/C``; its dual,
+    ``min 1/2 alpha'Ktilde alpha - y'alpha`` s.t. ``1'alpha = 0``, is ``objective``.
+
+    ``alpha`` is in the convention ``f(x) = sum_i alpha_i k(x_i, x) + b``.  Parameters as :func:`ls_svm`
+    (``y`` real targets).
+    """
+    return _ls_svm_common(K, y, C, method, tol, max_iter, overwrite_K, "regression")
+
+
+# --------------------------------------------------------------------------------------------------
+# RLS
+# --------------------------------------------------------------------------------------------------
+def rls(K, y, gamma, *, overwrite_K: bool = False) -> RLSResult:
+    r"""Regularized least squares (001, eqs. (7)-(9)).
+
+    Functional (001, eq. (7)): ``min_f (1/m) sum_i (y_i - f(x_i))^2 + gamma ||f||_K^2``; its minimiser
+    is ``f(x) = sum_i c_i K(x, x_i)`` (001, eq. (9)) with (001, eq. (8))::
+
+        (m gamma I + K) c = y,
+
+    solved by Cholesky (same path and fallback as :func:`ls_svm`).  No bias term, as the paper has it.
+
+    ``objective`` is the value of (7) at the solution.  From (8), ``K c = y - m gamma c``, so
+    ``(1/m)||y - Kc||^2 = m gamma^2 ||c||^2`` and ``gamma c'Kc = gamma (c'y - m gamma ||c||^2)``:
+    the sum is ``gamma y'c``.
+    """
+    t0 = time.perf_counter()
+    K = _check_K(K)
+    if _is_operator(K):
+        raise ValueError("rls needs K as a dense array")
+    m = K.shape[0]
+    y = check_targets(y, m)
+    gamma = check_positive(gamma, "gamma")
+    R = np.asfortranarray(y[:, None])
+    S, used, msg = _shifted_solve(K, m * gamma, R, overwrite_K)
+    c = S[:, 0]
+    objective = gamma * float(y @ c)     # (7) at the solution of (8), derivation above
+    return RLSResult(
+        alpha=None, b=None, objective=objective, n_iter=1, converged=True,
+        status="optimal" if used == "cholesky" else "numerical_issue",
+        message=msg or f"solved (m gamma I + K) c = y (001 eq. (8)) by {used}",
+        time=time.perf_counter() - t0, c=c, method=used,
+    )

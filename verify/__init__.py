@@ -1,0 +1,67 @@
+"""Hold any solver against the cvxpy reference and give a verdict with numbers.
+
+>>> import verify
+>>> report = verify.check(my_solver, "least_1norm_svm", instances="quick", tol=1e-6)   # doctest: +SKIP
+>>> print(report)              # a table, then success rate and shifted geometric means   # doctest: +SKIP
+>>> report.passed, report.to_records()                                                   # doctest: +SKIP
+
+Command line: ``svmref verify SPEC --formulation NAME [--suite NAME] [--tol T] [--json PATH]``
+(see :mod:`verify.cli`).
+
+The contract a solver follows
+-----------------------------
+
+* Box-constrained duals ``l1_svm``, ``l2_svm``, ``ls_svm``, ``least_1norm_svm`` and also
+  ``ls_svm_regression``, ``sparse_ls_svm``: ``f(K, y, C, **options)`` with ``K`` the N x N Gram
+  matrix, returning ``(alpha, b)``, ``alpha`` alone, or an object (or dict) with ``.alpha`` and ``.b``.
+  ``b`` may be omitted (``None``): verify then derives the best ``b`` from the KKT conditions and says
+  so. Conventions: ``f(x) = sum_i alpha_i y_i k(x_i, x) + b`` for the four classifiers;
+  ``f(x) = sum_i alpha_i k(x_i, x) + b`` for ``ls_svm_regression`` and ``sparse_ls_svm`` (004).
+* ``rls``: ``f(K, y, gamma)`` returning ``c`` or an object with ``.c``;
+  ``f(x) = sum_i c_i k(x_i, x)`` (001 eq. (9)).
+* ``support_features``: ``f(X, y, C, mu)`` returning an object (or dict) with ``.lam`` and/or ``.a``,
+  ``.b``; verify checks whatever is given (the dual (003 eq. (10)), the primal (5), or both).
+* If ``f`` has a parameter named ``tol``, verify passes it the tolerance it checks at.
+
+The arrays handed to the solver are copies: a solver that writes into them does not corrupt the check.
+
+What verify computes per instance
+---------------------------------
+
+The reference (``formulations``: CLARABEL at tight tolerance, cross-checked by ECOS, the
+disagreement reported); the solver's objective and its relative gap; the KKT residuals of the
+formulation, computed here with numpy (:mod:`verify.kkt`: dual feasibility box and equality,
+primal feasibility of the recovered primal, complementarity, stationarity); the duality gap between
+the recovered primal and the dual; the agreement of the decision function with the reference's on
+held-out points; the solver's time. A verdict per instance names every failed check and its worst
+offender, e.g. ``box 3.1e-01 > 1e-06: alpha_17 = -0.31 is outside [0, 1] (C = 1)``.
+
+For ``sparse_ls_svm`` (not convex) verify checks that the answer is a fixed point of 004's Algorithm 1:
+it solves the weighted problem (3) for the weights ``lam_i = 1/alpha_i^2`` it implies.
+
+Tolerances (``tol`` = 1e-6 by default, :data:`TOLERANCES`): objective gap, each KKT residual (relative
+to the size of the terms of ``f(x_i)``) and the duality gap at ``tol``; the same KKT residuals in
+absolute margin units (``kkt_absolute``) and the decision function at ``sqrt(tol)``.
+
+Verdicts: ``pass``, ``fail``, ``error`` (the solver raised or returned something unusable), ``not convex``
+(the kernel is not PSD: the reference does not apply) and ``no reference`` (the reference solver
+failed); the last two are reported, and count neither as passes nor as failures.
+"""
+from .core import DEFAULT_TOL, TOLERANCES, check, tolerances
+from .instances import SUITES, Instance, suite
+from .kkt import RESIDUALS
+from .report import Record, Report, shifted_geometric_mean
+
+__all__ = [
+    "check",
+    "Report",
+    "Record",
+    "Instance",
+    "suite",
+    "SUITES",
+    "TOLERANCES",
+    "DEFAULT_TOL",
+    "RESIDUALS",
+    "tolerances",
+    "shifted_geometric_mean",
+]

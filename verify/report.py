@@ -1,0 +1,198 @@
+"""The verdict of :func:`verify.check`: one :class:`Record` per instance, gathered in a :class:`Report`.
+
+The summary follows qpbenchmark: success rate, and shifted geometric means (``sgm``) of the
+solve time and of the residuals over the instances,
+
+    sgm(x; s) = exp(mean_k log(x_k + s)) - s,
+
+with shift ``s`` = 1 ms for times and 1e-12 for (dimensionless) residuals, so that exact zeros do not
+send the mean to 0. Non-finite values (a solver that raised) are left out of the means and counted.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+__all__ = ["Record", "Report", "shifted_geometric_mean"]
+
+TIME_SHIFT = 1e-3
+RESIDUAL_SHIFT = 1e-12
+
+
+def shifted_geometric_mean(values, shift: float) -> float:
+    """``exp(mean(log(x + shift))) - shift`` over the finite values (``nan`` if none)."""
+    x = np.asarray([v for v in values if v is not None and np.isfinite(v)], dtype=float)
+    if x.size == 0:
+        return float("nan")
+    return float(np.exp(np.mean(np.log(np.maximum(x, 0.0) + shift))) - shift)
+
+
+@dataclass
+class Record:
+    """The verdict on one (solver, formulation, instance).
+
+    ``passed`` is True, False, or None when the reference does not apply (``verdict`` "not convex")
+    or could not be computed (``verdict`` "no reference"). ``verdict`` is "pass", "fail", "error"
+    (the solver raised or returned something unusable), "not convex" or "no reference". ``reason`` names every check that failed, worst offender first.
+    ``objective_gap = |obj - obj*| / max(|obj*|, 1e-12)``; ``kkt_violation`` the largest of the KKT
+    residuals (box, equality, primal feasibility, complementarity, stationarity); ``duality_gap``,
+    ``decision_gap``: see :data:`verify.TOLERANCES`. ``residuals`` holds each residual by name.
+    """
+
+    formulation: str
+    solver: str
+    instance: str
+    passed: bool | None
+    verdict: str
+    reason: str
+    objective: float = float("nan")
+    reference_objective: float = float("nan")
+    objective_gap: float = float("nan")
+    kkt_violation: float = float("nan")
+    duality_gap: float = float("nan")
+    decision_gap: float = float("nan")
+    time: float = float("nan")
+    reference_time: float = float("nan")
+    reference_disagreement: float = float("nan")
+    N: int = 0
+    hyper: dict = field(default_factory=dict)
+    residuals: dict = field(default_factory=dict)
+    b_derived: bool = False
+    notes: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        return {k: _jsonable(v) for k, v in d.items()}
+
+
+def _jsonable(v):
+    if isinstance(v, float):
+        return v if math.isfinite(v) else (None if math.isnan(v) else ("inf" if v > 0 else "-inf"))
+    if isinstance(v, dict):
+        return {k: _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, (np.floating,)):
+        return _jsonable(float(v))
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, np.bool_):
+        return bool(v)
+    return v
+
+
+def _f(x: float, width: int = 8) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-".rjust(width)
+    if isinstance(x, float) and math.isinf(x):
+        return "inf".rjust(width)
+    return f"{x:.1e}".rjust(width)
+
+
+class Report:
+    """A table of :class:`Record` objects: printable, iterable, convertible to records and JSON.
+
+    ``passed`` is True when no instance failed or errored (instances whose reference is not convex
+    are reported apart and do not count either way).
+    """
+
+    def __init__(self, records: list[Record] | None = None, tol: float = float("nan"), skipped: list[str] | None = None):
+        self.records: list[Record] = list(records or [])
+        self.tol = tol
+        self.skipped: list[str] = list(skipped or [])
+
+    # -- container protocol
+    def __iter__(self):
+        return iter(self.records)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __getitem__(self, i):
+        if isinstance(i, str):
+            for r in self.records:
+                if r.instance == i:
+                    return r
+            raise KeyError(i)
+        return self.records[i]
+
+    def extend(self, other: "Report") -> None:
+        self.records.extend(other.records)
+        self.skipped.extend(other.skipped)
+
+    # -- verdicts
+    @property
+    def passed(self) -> bool:
+        return all(r.passed is not False for r in self.records)
+
+    @property
+    def failures(self) -> list[Record]:
+        return [r for r in self.records if r.passed is False]
+
+    def to_records(self) -> list[dict]:
+        """One dict per instance (JSON-ready: non-finite floats as ``None``/``"inf"``)."""
+        return [r.to_dict() for r in self.records]
+
+    def to_json(self, path=None) -> str:
+        text = json.dumps({"passed": self.passed, "tol": _jsonable(float(self.tol)), "summary": _jsonable(self.summary()),
+                           "skipped": self.skipped, "records": self.to_records()}, indent=2)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+        return text
+
+    def summary(self) -> dict:
+        """Success rate and shifted geometric means (see module docstring)."""
+        judged = [r for r in self.records if r.passed is not None]
+        n_pass = sum(r.passed is True for r in judged)
+        return {
+            "instances": len(self.records),
+            "passed": n_pass,
+            "failed": sum(r.passed is False for r in judged),
+            "not_convex": sum(r.verdict == "not convex" for r in self.records),
+            "no_reference": sum(r.verdict == "no reference" for r in self.records),
+            "success_rate": (n_pass / len(judged)) if judged else float("nan"),
+            "time_sgm": shifted_geometric_mean([r.time for r in self.records], TIME_SHIFT),
+            "objective_gap_sgm": shifted_geometric_mean([r.objective_gap for r in self.records], RESIDUAL_SHIFT),
+            "kkt_violation_sgm": shifted_geometric_mean([r.kkt_violation for r in self.records], RESIDUAL_SHIFT),
+            "duality_gap_sgm": shifted_geometric_mean([r.duality_gap for r in self.records], RESIDUAL_SHIFT),
+            "non_finite": sum(not np.isfinite(r.kkt_violation) for r in self.records if r.verdict != "not convex"),
+        }
+
+    def table(self) -> str:
+        head = (f"{'formulation':17s} {'solver':28s} {'instance':28s} {'verdict':10s} "
+                f"{'obj gap':>8s} {'KKT':>8s} {'dual gap':>8s} {'f gap':>8s} {'time s':>8s}  reason")
+        lines = [head, "-" * len(head)]
+        for r in self.records:
+            solver = r.solver if len(r.solver) <= 28 else "..." + r.solver[-25:]
+            reason = r.reason if len(r.reason) <= 160 else r.reason[:157] + "..."
+            lines.append(
+                f"{r.formulation:17s} {solver:28s} {r.instance[:28]:28s} {r.verdict:10s} "
+                f"{_f(r.objective_gap)} {_f(r.kkt_violation)} {_f(r.duality_gap)} {_f(r.decision_gap)} "
+                f"{_f(r.time)}  {reason}"
+            )
+        return "\n".join(lines)
+
+    def summary_text(self) -> str:
+        s = self.summary()
+        rate = "n/a" if math.isnan(s["success_rate"]) else f"{100 * s['success_rate']:.1f}%"
+        out = (f"{s['passed']}/{s['passed'] + s['failed']} passed (success rate {rate})"
+               + (f", {s['not_convex']} not judged (reference not convex)" if s["not_convex"] else "")
+               + (f", {s['no_reference']} not judged (the reference solver failed)" if s["no_reference"] else "")
+               + f" at tol = {self.tol:g}; shifted geometric means: time {_f(s['time_sgm']).strip()} s, "
+               f"objective gap {_f(s['objective_gap_sgm']).strip()}, KKT {_f(s['kkt_violation_sgm']).strip()}, "
+               f"duality gap {_f(s['duality_gap_sgm']).strip()}")
+        if self.skipped:
+            out += "\nskipped:\n" + "\n".join(f"  {m}" for m in self.skipped)
+        out += "\nverdict: " + ("PASS" if self.passed else "FAIL")
+        return out
+
+    def __str__(self) -> str:
+        return self.table() + "\n\n" + self.summary_text()
+
+    def __repr__(self) -> str:
+        s = self.summary()
+        return f"<Report {s['passed']}/{s['passed'] + s['failed']} passed, {s['not_convex']} not convex, tol={self.tol:g}>"
