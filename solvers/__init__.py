@@ -26,6 +26,6 @@ REGISTRY: dict[str, str] = {
     "solvers.linear:ls_svm": "ls_svm",
     "solvers.linear:ls_svm_regression": "ls_svm_regression",
     "solvers.linear:rls": "rls",
-    "solvers.isls:isls_svm": "sparse_ls_svm",
+    "solvers.isls:sparse_ls_svm": "sparse_ls_svm",
     "solvers.support_features:support_features": "support_features",
 }

@@ -638,10 +638,7 @@ def test_report_is_printable_and_converts_to_records():
 # ---------------------------------------------------------------------------------------------
 
 #: Built-in solvers known not to pass yet, with the reason (strict: a fix makes the test fail until removed).
-KNOWN_FAILING = {
-    "solvers.isls:isls_svm": "isls_svm stops on ||alpha^t - alpha^t+1|| / N < tol (004 §4), so its fixed-point "
-                             "residual is up to N x tol: 1.9e-5 on q-linear-20 when given tol = 1e-6",
-}
+KNOWN_FAILING: dict[str, str] = {}  # spec -> reason; none at present
 
 
 def _registry_params():
