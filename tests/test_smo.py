@@ -119,7 +119,7 @@ def instance(name):
 @functools.lru_cache(maxsize=None)
 def reference_objective(name, dual):
     """The cvxpy reference optimum of ``dual`` on instance ``name`` (000 eq. (2)/(5) sign: minimisation)."""
-    F = pytest.importorskip("formulations", reason="formulations (cvxpy reference) not importable")
+    import formulations as F
     K, y, C = instance(name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a cross-check disagreement warning is the reference's concern
@@ -262,7 +262,7 @@ def test_ls_svm_equals_linear_system(inst, wss):
 @pytest.mark.parametrize("wss", WSS)
 @pytest.mark.parametrize("inst", ["rbf_C1", "linear_C1", "poly_C10", "rbf_C1e3", "n80"])
 def test_l1_agrees_with_sklearn(inst, wss):
-    SVC = pytest.importorskip("sklearn.svm").SVC
+    from sklearn.svm import SVC
     K, y, C = instance(inst)
     svc = SVC(kernel="precomputed", C=C, tol=TOL["tight"]).fit(K, y)
     alpha_svc = np.zeros(len(y))
@@ -276,7 +276,7 @@ def test_l1_agrees_with_sklearn(inst, wss):
 
 
 def test_l1_agrees_with_sklearn_on_new_points():
-    SVC = pytest.importorskip("sklearn.svm").SVC
+    from sklearn.svm import SVC
     X, y = make_classification(n=50, d=3, seed=11)
     Xt, _ = make_classification(n=30, d=3, seed=12)
     K = rbf_kernel(X, sigma=1.5)
@@ -463,8 +463,8 @@ def test_engine_with_per_variable_bounds():
 
 def test_hypothesis_random_instances():
     """Property: for random small data, every adapter stops at a KKT point (000 eq. (6)/(7))."""
-    hyp = pytest.importorskip("hypothesis")
-    st = pytest.importorskip("hypothesis.strategies")
+    import hypothesis as hyp
+    import hypothesis.strategies as st
 
     @hyp.settings(max_examples=25, deadline=None)
     @hyp.given(

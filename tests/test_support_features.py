@@ -345,7 +345,7 @@ def test_converged_run_does_not_warn():
 
 # ---- bad input ------------------------------------------------------------------------------------
 def test_sparse_X_rejected():
-    sp = pytest.importorskip("scipy.sparse", reason="scipy is needed to build a sparse matrix")
+    import scipy.sparse as sp
     X, y = _instance(10, 4, 0)
     with pytest.raises(TypeError, match="dense"):
         support_features(sp.csr_matrix(X), y, 1.0, 0.1)
