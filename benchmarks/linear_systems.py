@@ -28,9 +28,9 @@ import warnings
 import numpy as np
 import scipy.linalg
 
-from solvers.isls import isls_svm
-from solvers.linear import ls_svm, rls
 from svmref.kernels import rbf_kernel
+from svmref.solvers.isls import isls_svm
+from svmref.solvers.linear import ls_svm, rls
 
 
 def data(N, seed=0):

@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-import formulations as F
+import svmref.formulations as F
 from svmref.kernels import rbf_kernel
 
 

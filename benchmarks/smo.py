@@ -1,7 +1,8 @@
 """Speed of the SMO engine against LIBSVM (scikit-learn's SVC, precomputed kernel), in one run.
 
 Instance (issue 3): overlapping Gaussian blobs in d = 10 dimensions (see :func:`blobs`), RBF kernel
-``exp(-||x - z||^2 / sigma^2)`` with ``sigma^2 = d``, C = 1, labels +-1.  The kernel matrix is computed once per N and given to both
+``exp(-||x - z||^2 / sigma^2)`` with ``sigma^2 = d``, C = 1, labels +-1.
+The kernel matrix is computed once per N and given to both
 solvers, so the times compare the optimisers (plus their input checks), not the kernels.
 
 Prints, for each N: our L1-SVM time, SVC's time at the same tol and their ratio (ours / SVC; < 1
@@ -42,8 +43,8 @@ def best_time(fn, repeat: int):
 def main(argv=None) -> None:
     from sklearn.svm import SVC
 
-    from solvers import smo
     from svmref.kernels import rbf_kernel
+    from svmref.solvers import smo
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, nargs="+", default=[1000, 2000, 5000, 10000])
@@ -91,7 +92,7 @@ def main(argv=None) -> None:
                     tt, rr = best_time(lambda: f(K, y, args.C, tol=args.tol, wss=w), args.repeat)
                     rows.append((name, w, rr.n_iter, tt, rr.objective, rr.n_sv))
             tables.append((n, rows))
-        del K
+        K = None  # free the N x N matrix before the next size
     for n, rows in tables:
         print(f"\n# N={n}: four duals x two working-set rules (tol={args.tol:g})")
         print(f"{'dual':>16} {'wss':>7} {'iter':>9} {'time[s]':>9} {'D(alpha)':>14} {'#SV':>6}")
@@ -105,9 +106,9 @@ def dataset_tables(names, C_values, tol) -> None:
     000 Table 2 chose C in 10^[0, 2] and sigma in 10^[0, 4] by cross-validation and does not list
     the chosen values; here sigma^2 = d (features standardised) and C in ``C_values``.
     """
-    from solvers import smo
     from svmref.datasets import load_dataset
     from svmref.kernels import rbf_kernel
+    from svmref.solvers import smo
 
     Kw = rbf_kernel(np.arange(20.0).reshape(10, 2), sigma=3.0)  # warm-up (load the compiled loops)
     yw = np.where(np.arange(10) % 2 == 0, 1.0, -1.0)

@@ -1,6 +1,6 @@
 """Benchmark of the generalised SMO for the support features machine (003 §2.6), issue 5.
 
-One run measures, on the two-hypercubes data of 003 §3.1 scaled up (:func:`solvers.support_features.two_hypercubes`):
+One run measures, on the two-hypercubes data of 003 §3.1 scaled up (:func:`svmref.solvers.support_features.two_hypercubes`):
 
 1. our solver against cvxpy's QP form (13) solved by CLARABEL (the "O((N + n)^3)" route of 003 §2.5),
    at N = 200, n = 1000 and N = 1000, n = 200: the speed ratio ``t_CLARABEL / t_ours`` (both the whole
@@ -23,8 +23,7 @@ import warnings
 
 import numpy as np
 
-from solvers.support_features import primal_objective, support_features, two_hypercubes
-
+from svmref.solvers.support_features import primal_objective, support_features, two_hypercubes
 
 #: Our solver runs in tens of milliseconds, so a competing job on the shared machine can take a whole
 #: run; the best of REPEATS (timeit's rule) estimates the unloaded time. CLARABEL runs for seconds and
@@ -33,7 +32,7 @@ REPEATS = 15
 
 
 def _clarabel_qp(X, y, C, mu):
-    import formulations as F
+    import svmref.formulations as F
 
     prob = F.get("support_features").qp(X, y, C=C, mu=mu)
     t0 = time.perf_counter()

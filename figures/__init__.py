@@ -12,7 +12,7 @@ never through pyplot's global figure registry):
 ``fast=True`` selects a smaller parameter set (fewer repetitions, a coarser grid) for tests.
 
 The command line is ``svmref figure NAME [--out PATH] [--seed S] [--format png|pdf|svg] [--print]``
-and ``svmref figure --list`` (see :mod:`figures.cli`).
+and ``svmref figure --list`` (see :mod:`svmref.figures.cli`).
 """
 from __future__ import annotations
 
@@ -24,19 +24,19 @@ __all__ = ["FIGURES", "names", "get"]
 #: figure name -> (module, what it regenerates)
 FIGURES: dict[str, tuple[str, str]] = {
     "outlier-robustness": (
-        "figures.outlier_robustness",
+        "svmref.figures.outlier_robustness",
         "000 Fig. 1: LS-SVM vs Least 1-Norm SVM contours, without and with two label-flipped outliers",
     ),
     "isls-sparse-models": (
-        "figures.isls_sparse_models",
+        "svmref.figures.isls_sparse_models",
         "004 Fig. 1: ISLS-SVM models on Ripley's synth (classification) and mcycle (regression), SVs highlighted",
     ),
     "support-features-selectivity": (
-        "figures.support_features_selectivity",
+        "svmref.figures.support_features_selectivity",
         "003 Figs. 2, 3, 5: test error, leave-one-out error and #features vs selectivity mu (two hypercubes)",
     ),
     "rls-vs-svm": (
-        "figures.rls_vs_svm",
+        "svmref.figures.rls_vs_svm",
         "001 Figs. 1-4 and Table 2: Bayes, RLS and SVM predictions on the three simulated 2-D problems",
     ),
 }

@@ -11,7 +11,7 @@ regression) obtained by ISLS-SVM", trained "over the whole training data", with 
 * regression: the motorcycle data (MASS ``mcycle``, 133 patterns; 004 Table 1 "Motorcycle"),
   the fitted curve ``f(t)`` in red.
 
-Model (004 eq. (3)-(4), Algorithm 1), trained by :func:`solvers.isls.isls_svm`:
+Model (004 eq. (3)-(4), Algorithm 1), trained by :func:`svmref.solvers.isls.isls_svm`:
 ``f(x) = sum_i alpha_i k(x_i, x) + b`` with the RBF kernel ``k(x, z) = exp(-||x - z||^2 / sigma^2)``
 (004 §4, :func:`svmref.kernels.rbf_kernel`). The hyperparameters ``(sigma, C)`` are the constants
 in :data:`HYPERPARAMETERS` (where they come from is written beside them); :func:`select_hyperparameters`
@@ -64,10 +64,10 @@ class _Model:
 
 
 def fit(X, y, sigma: float, C: float, task: str, *, standardise: bool = False):
-    """Train the ISLS-SVM (004 Algorithm 1) with :func:`solvers.isls.isls_svm`; returns ``(model, result)``.
+    """Train the ISLS-SVM (004 Algorithm 1) with :func:`svmref.solvers.isls.isls_svm`; returns ``(model, result)``.
 
     ``standardise`` centres and scales each input to unit variance first (the model keeps the map)."""
-    from solvers.isls import isls_svm
+    from svmref.solvers.isls import isls_svm
 
     X = np.asarray(X, dtype=float)
     shift, scale = (X.mean(axis=0), X.std(axis=0)) if standardise else (0.0, 1.0)

@@ -20,9 +20,9 @@ two sample means, away from the other class. After its label is switched it is a
 inside the cloud of the opposite label, the kind of point 000 means by "outliers are characterized
 by a large |xi_i|" (000, after eq. (7)). The choice uses only the data, not any trained model.
 
-Both models are trained with the project's own solvers (:func:`solvers.linear.ls_svm`, a linear
-system; :func:`solvers.smo.least_1norm_svm`, the SMO of 000 eq. (8)-(9)) and each dual value is
-checked against the cvxpy reference (:mod:`formulations`) before anything is drawn: a relative
+Both models are trained with the project's own solvers (:func:`svmref.solvers.linear.ls_svm`, a linear
+system; :func:`svmref.solvers.smo.least_1norm_svm`, the SMO of 000 eq. (8)-(9)) and each dual value is
+checked against the cvxpy reference (:mod:`svmref.formulations`) before anything is drawn: a relative
 disagreement above ``rtol`` raises :class:`RuntimeError`.
 
 With the linear kernel the primal normal vector is ``W = sum_i alpha_i y_i X_i`` (000, the dual
@@ -189,16 +189,16 @@ class OutlierResult:
 def _train(model: str, K, y, C: float):
     # imported here so that importing figures does not import the solvers' numba code
     if model == "ls_svm":
-        from solvers.linear import ls_svm
+        from svmref.solvers.linear import ls_svm
 
         return ls_svm(K, y, C)
-    from solvers.smo import least_1norm_svm
+    from svmref.solvers.smo import least_1norm_svm
 
     return least_1norm_svm(K, y, C, tol=1e-8)
 
 
 def _reference_dual(model: str, K, y, C: float) -> float:
-    import formulations as F
+    import svmref.formulations as F
 
     sol = F.solve(F.get(model).dual(K, y, C=C))
     return float(sol.objective)

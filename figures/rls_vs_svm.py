@@ -26,8 +26,8 @@ Models (001 §2-3), both with the Gaussian kernel ``K(x, x') = exp(-||x - x'||^2
 (001 §3, :func:`svmref.kernels.gaussian_kernel`):
 
 * RLS: ``(m gamma I + K) c = y`` (001 eq. (8)), ``f(x) = sum_i c_i K(x, x_i)`` (001 eq. (9)),
-  trained by :func:`solvers.linear.rls`;
-* SVM: the L1-SVM dual (001 eq. (4)), trained by :func:`solvers.smo.l1_svm`,
+  trained by :func:`svmref.solvers.linear.rls`;
+* SVM: the L1-SVM dual (001 eq. (4)), trained by :func:`svmref.solvers.smo.l1_svm`,
   ``f(x) = sum_i alpha_i y_i K(x_i, x) + b``;
 
 and the prediction is +1 when ``f(x) > 0``, else -1 (001 §2.2). The hyperparameters are chosen by
@@ -144,8 +144,8 @@ class _Model:
 
 
 def fit_rls(X, y, sigma: float, gamma: float) -> _Model:
-    """RLS (001 eq. (8)-(9)) with :func:`solvers.linear.rls`: ``f(x) = sum_i c_i K(x, x_i)``, no bias."""
-    from solvers.linear import rls
+    """RLS (001 eq. (8)-(9)) with :func:`svmref.solvers.linear.rls`: ``f(x) = sum_i c_i K(x, x_i)``, no bias."""
+    from svmref.solvers.linear import rls
 
     res = rls(gaussian_kernel(X, sigma=sigma), y, gamma)
     c = np.asarray(res.c, dtype=float)
@@ -153,8 +153,8 @@ def fit_rls(X, y, sigma: float, gamma: float) -> _Model:
 
 
 def fit_svm(X, y, sigma: float, C: float) -> _Model:
-    """L1-SVM (001 eq. (4)) with :func:`solvers.smo.l1_svm`: ``f(x) = sum_i alpha_i y_i K(x_i, x) + b``."""
-    from solvers.smo import l1_svm
+    """L1-SVM (001 eq. (4)) with :func:`svmref.solvers.smo.l1_svm`: ``f(x) = sum_i alpha_i y_i K(x_i, x) + b``."""
+    from svmref.solvers.smo import l1_svm
 
     res = l1_svm(gaussian_kernel(X, sigma=sigma), y, C)
     alpha = np.asarray(res.alpha, dtype=float)

@@ -15,10 +15,10 @@ by the leave-one-out (LOO) error. The thesis plots
 
 The model is the primal 003 eq. (5), ``min sum_i ((1 - mu) a_i^2 + mu |a_i|) + C sum_j delta_j``
 s.t. ``y_j (a'x_j + b) >= 1 - delta_j``, ``delta_j >= 0``, trained with the generalised SMO of
-003 §2.6 (:func:`solvers.support_features.selectivity_path`, warm-started along the ``mu`` grid; its
+003 §2.6 (:func:`svmref.solvers.support_features.selectivity_path`, warm-started along the ``mu`` grid; its
 ``loo=True`` computes the LOO errors). A feature is selected when ``a_i != 0`` (003 eq. (8): soft
 thresholding makes the others exactly zero). The data come from
-:func:`solvers.support_features.two_hypercubes` (its docstring gives the exact construction).
+:func:`svmref.solvers.support_features.two_hypercubes` (its docstring gives the exact construction).
 
 The thesis does not give ``C``. Here ``C`` is chosen the way one would tune a plain SVM: the value in
 :data:`CS` with the smallest LOO error at ``mu = 0`` (ties: the smaller ``C``).
@@ -106,7 +106,7 @@ def compute(seed: int = DEFAULT_SEED, *, mus=None, C: float | None = None, n_tes
     ``seed`` seeds the training sample; the test sample uses ``seed + 1``. ``C=None`` chooses ``C``
     by LOO at ``mu = 0`` over :data:`CS`. ``fast`` uses 7 values of ``mu`` and 20000 test patterns.
     """
-    from solvers.support_features import selectivity_path, two_hypercubes
+    from svmref.solvers.support_features import selectivity_path, two_hypercubes
 
     if mus is None:
         mus = np.tanh(np.linspace(0.0, ARTANH_MAX, 7 if fast else N_MUS))

@@ -27,7 +27,7 @@ Conventions:
 * hyperparameters are :class:`cvxpy.Parameter` objects; :func:`set_params` changes them in place
   (problems with ``1/C`` hold a derived parameter ``C_inv`` so that they stay DPP).
 
-This package imports neither :mod:`solvers` nor :mod:`verify`: it is the independent view.
+This package imports neither :mod:`svmref.solvers` nor :mod:`svmref.verify`: it is the independent view.
 """
 from __future__ import annotations
 

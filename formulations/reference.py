@@ -104,7 +104,7 @@ def solve(
     Parameters
     ----------
     problem : cvxpy.Problem
-        Typically from ``formulations.get(name).primal(...)`` / ``.dual(...)``.
+        Typically from ``svmref.formulations.get(name).primal(...)`` / ``.dual(...)``.
     solver : str
         Main solver, CLARABEL by default at the tolerances of :data:`SOLVER_OPTIONS`.
     cross_check : str, True, or None/False

@@ -60,7 +60,9 @@ class RLS(Formulation):
         F = self._factor(K, None, psd)
         m = K.shape[0]
         alpha = cp.Variable(m, name="alpha")
-        objective = cp.Minimize(m / 4.0 * cp.sum_squares(alpha) + 0.25 * P["gamma_inv"] * cp.sum_squares(F.Phi.T @ alpha) - y @ alpha)
+        objective = cp.Minimize(
+            m / 4.0 * cp.sum_squares(alpha) + 0.25 * P["gamma_inv"] * cp.sum_squares(F.Phi.T @ alpha) - y @ alpha
+        )
         return self._problem(objective, [], form="dual", cite="RLS dual (derived from 001, eq. (7))", sense="min",
                              hyper=hyper, rules=rules, factor=F)
 

@@ -81,7 +81,8 @@ class SupportFeatures(Formulation):
                              hyper=hyper, rules=rules)
 
     def dual(self, X, y, C=1.0, mu=0.0) -> cp.Problem:
-        """003, eq. (10): ``max sum lam - 1/(4(1-mu)) sum_i max{0, |w_i| - mu}^2``, ``w = X'(y*lam)``, ``0 <= lam <= C``, ``y'lam = 0``."""
+        """003, eq. (10): ``max sum lam - 1/(4(1-mu)) sum_i max{0, |w_i| - mu}^2``, ``w = X'(y*lam)``,
+        ``0 <= lam <= C``, ``y'lam = 0``."""
         X, y = self._xy(X, y)
         hyper = self._check_hyper(C=C, mu=mu)
         spec = {k: v for k, v in self._spec().items() if k in ("C", "sqrt_coef", "sqrt_coef_mu")}

@@ -44,7 +44,8 @@ class L1SVM(Formulation):
                              hyper=hyper, rules=rules, factor=F)
 
     def dual(self, K, y, C=1.0, *, psd="raise") -> cp.Problem:
-        """003, eq. (3) as a minimisation: ``min 1/2 (alpha*y)' K (alpha*y) - sum alpha``, ``0 <= alpha <= C``, ``y'alpha = 0``."""
+        """003, eq. (3) as a minimisation: ``min 1/2 (alpha*y)' K (alpha*y) - sum alpha``,
+        ``0 <= alpha <= C``, ``y'alpha = 0``."""
         K, y = self._data(K, y)
         hyper = self._check_hyper(C=C)
         P, rules = self._params(C_param(), hyper)

@@ -2,15 +2,15 @@
 
 Modules:
 
-* :mod:`solvers.smo`               -- one SMO engine for the four box-constrained duals
+* :mod:`svmref.solvers.smo`               -- one SMO engine for the four box-constrained duals
   (L1, L2, LS, Least 1-Norm; 000 eq. (5), (8)-(11)) and its four adapters;
-* :mod:`solvers.linear`            -- LS-SVM (classification and regression) and RLS by linear systems;
-* :mod:`solvers.isls`              -- the ISLS-SVM loop (004, Algorithm 1);
-* :mod:`solvers.support_features`  -- the generalised SMO for the support features machine (003 §2.6);
-* :mod:`solvers.kernels`           -- kernel matrices (re-exported from :mod:`svmref.kernels`).
+* :mod:`svmref.solvers.linear`            -- LS-SVM (classification and regression) and RLS by linear systems;
+* :mod:`svmref.solvers.isls`              -- the ISLS-SVM loop (004, Algorithm 1);
+* :mod:`svmref.solvers.support_features`  -- the generalised SMO for the support features machine (003 §2.6);
+* :mod:`svmref.solvers.kernels`           -- kernel matrices (re-exported from :mod:`svmref.kernels`).
 
-Every solver follows the contract that :mod:`verify` checks: ``f(K, y, C, **options)`` returning a
-:class:`~solvers._result.SolverResult` with ``.alpha`` and ``.b`` (``f(K, y, gamma)`` with ``.c`` for
+Every solver follows the contract that :mod:`svmref.verify` checks: ``f(K, y, C, **options)`` returning a
+:class:`~svmref.solvers._result.SolverResult` with ``.alpha`` and ``.b`` (``f(K, y, gamma)`` with ``.c`` for
 RLS; ``f(X, y, C, mu)`` with ``.lam``, ``.a``, ``.b`` for the support features machine).
 """
 from ._result import ConvergenceWarning, SolverResult
@@ -19,13 +19,13 @@ __all__ = ["SolverResult", "ConvergenceWarning", "REGISTRY"]
 
 #: Built-in solvers as ``"module:callable" -> formulation name`` (what ``svmref verify --list`` prints).
 REGISTRY: dict[str, str] = {
-    "solvers.smo:l1_svm": "l1_svm",
-    "solvers.smo:l2_svm": "l2_svm",
-    "solvers.smo:ls_svm": "ls_svm",
-    "solvers.smo:least_1norm_svm": "least_1norm_svm",
-    "solvers.linear:ls_svm": "ls_svm",
-    "solvers.linear:ls_svm_regression": "ls_svm_regression",
-    "solvers.linear:rls": "rls",
-    "solvers.isls:sparse_ls_svm": "sparse_ls_svm",
-    "solvers.support_features:support_features": "support_features",
+    "svmref.solvers.smo:l1_svm": "l1_svm",
+    "svmref.solvers.smo:l2_svm": "l2_svm",
+    "svmref.solvers.smo:ls_svm": "ls_svm",
+    "svmref.solvers.smo:least_1norm_svm": "least_1norm_svm",
+    "svmref.solvers.linear:ls_svm": "ls_svm",
+    "svmref.solvers.linear:ls_svm_regression": "ls_svm_regression",
+    "svmref.solvers.linear:rls": "rls",
+    "svmref.solvers.isls:sparse_ls_svm": "sparse_ls_svm",
+    "svmref.solvers.support_features:support_features": "support_features",
 }

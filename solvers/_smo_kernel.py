@@ -1,4 +1,4 @@
-"""The compiled inner loops of :mod:`solvers.smo` (numba, ``cache=True``: compiled once per machine).
+"""The compiled inner loops of :mod:`svmref.solvers.smo` (numba, ``cache=True``: compiled once per machine).
 
 Notation (000, eq. (5) and §3; LIBSVM's ``Solver``): the problem is
 
@@ -29,7 +29,8 @@ clipped to the box (000, eq. (9), there with l = -C, u = C); a_ij <= 0 (a non-PS
 replaced by ``TAU`` as LIBSVM does.
 
 Kernel access goes through two functions only, :func:`_q_row` (row ``i`` of K, which is column ``i``
-because K is symmetric) and :func:`_q_diag` (``K_ii``, from the vector of :func:`q_diagonal`): LIBSVM's ``QMatrix`` seam.  A kernel
+because K is symmetric) and :func:`_q_diag` (``K_ii``, from the vector of :func:`q_diagonal`): LIBSVM's ``QMatrix`` seam.
+A kernel
 computed on demand with a row cache would replace these two and nothing else.
 """
 from __future__ import annotations

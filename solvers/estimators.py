@@ -125,33 +125,33 @@ class _SMOClassifier(_Classifier):
     def fit(self, X, y):
         self._validate_params()
         X, ys = self._labels(X, y)
-        from solvers import smo
+        from svmref.solvers import smo
 
         res = getattr(smo, self._solver)(self._kernel(X), ys, self.C, tol=self.tol, wss=self.wss, max_iter=self.max_iter)
         return self._store(X, res.alpha * ys, res.b, res, res.alpha)
 
 
 class L1SVC(_SMOClassifier):
-    """L1-SVM classifier (003 eq. (2)-(3); dual box [0, C]) trained by :func:`solvers.smo.l1_svm`."""
+    """L1-SVM classifier (003 eq. (2)-(3); dual box [0, C]) trained by :func:`svmref.solvers.smo.l1_svm`."""
 
     _solver = "l1_svm"
 
 
 class L2SVC(_SMOClassifier):
-    """L2-SVM classifier (000 §1; dual K + I/C on [0, inf)) trained by :func:`solvers.smo.l2_svm`."""
+    """L2-SVM classifier (000 §1; dual K + I/C on [0, inf)) trained by :func:`svmref.solvers.smo.l2_svm`."""
 
     _solver = "l2_svm"
 
 
 class LeastOneNormSVC(_SMOClassifier):
-    """Least 1-Norm SVM classifier (000 eqs. (3)-(5); dual box [-C, C]) by :func:`solvers.smo.least_1norm_svm`."""
+    """Least 1-Norm SVM classifier (000 eqs. (3)-(5); dual box [-C, C]) by :func:`svmref.solvers.smo.least_1norm_svm`."""
 
     _solver = "least_1norm_svm"
 
 
 class LSSVC(_SMOClassifier):
     """LS-SVM classifier (000 eqs. (1)-(2)): ``solver="cholesky"`` solves the KKT system
-    (:func:`solvers.linear.ls_svm`), ``solver="smo"`` runs :func:`solvers.smo.ls_svm`."""
+    (:func:`svmref.solvers.linear.ls_svm`), ``solver="smo"`` runs :func:`svmref.solvers.smo.ls_svm`."""
 
     _parameter_constraints = {**_SMOClassifier._parameter_constraints, "solver": [StrOptions({"cholesky", "smo"})]}
 
@@ -165,18 +165,18 @@ class LSSVC(_SMOClassifier):
         self._validate_params()
         X, ys = self._labels(X, y)
         if self.solver == "smo":
-            from solvers import smo
+            from svmref.solvers import smo
 
             res = smo.ls_svm(self._kernel(X), ys, self.C, tol=self.tol, wss=self.wss, max_iter=self.max_iter)
         else:
-            from solvers import linear
+            from svmref.solvers import linear
 
             res = linear.ls_svm(self._kernel(X), ys, self.C)
         return self._store(X, res.alpha * ys, res.b, res, res.alpha)
 
 
 class LSSVR(RegressorMixin, _KernelModel):
-    """LS-SVM regression (004 eqs. (1)-(2)) by :func:`solvers.linear.ls_svm_regression`."""
+    """LS-SVM regression (004 eqs. (1)-(2)) by :func:`svmref.solvers.linear.ls_svm_regression`."""
 
     _parameter_constraints = {"C": [Interval(Real, 0, None, closed="neither")], **_KERNEL_CONSTRAINTS}
 
@@ -192,7 +192,7 @@ class LSSVR(RegressorMixin, _KernelModel):
     def fit(self, X, y):
         self._validate_params()
         X, y = validate_data(self, X, y, y_numeric=True)
-        from solvers import linear
+        from svmref.solvers import linear
 
         res = linear.ls_svm_regression(self._kernel(X), np.asarray(y, float), self.C)
         return self._store(X, res.alpha, res.b, res, res.alpha)
@@ -202,7 +202,7 @@ class LSSVR(RegressorMixin, _KernelModel):
 
 
 class RLSClassifier(_Classifier):
-    """Regularised least squares classifier (001 eqs. (7)-(9)) by :func:`solvers.linear.rls`; no bias."""
+    """Regularised least squares classifier (001 eqs. (7)-(9)) by :func:`svmref.solvers.linear.rls`; no bias."""
 
     _parameter_constraints = {"gamma": [Interval(Real, 0, None, closed="neither")], **_KERNEL_CONSTRAINTS}
 
@@ -218,7 +218,7 @@ class RLSClassifier(_Classifier):
     def fit(self, X, y):
         self._validate_params()
         X, ys = self._labels(X, y)
-        from solvers import linear
+        from svmref.solvers import linear
 
         res = linear.rls(self._kernel(X), ys, self.gamma)
         return self._store(X, res.c, None, res, res.c)
@@ -251,7 +251,7 @@ class _ISLS(_KernelModel):
         self.sv_threshold = sv_threshold
 
     def _fit(self, X, y, task):
-        from solvers import isls
+        from svmref.solvers import isls
 
         res = isls.isls_svm(self._kernel(X), y, self.C, task=task, tol=self.tol, max_iter=self.max_iter,
                             sv_threshold=self.sv_threshold)
@@ -261,7 +261,7 @@ class _ISLS(_KernelModel):
 
 
 class ISLSSVC(_Classifier, _ISLS):
-    """ISLS-SVM classifier (004, Algorithm 1) by :func:`solvers.isls.isls_svm`; sparse LS-SVM."""
+    """ISLS-SVM classifier (004, Algorithm 1) by :func:`svmref.solvers.isls.isls_svm`; sparse LS-SVM."""
 
     def fit(self, X, y):
         self._validate_params()
@@ -270,7 +270,7 @@ class ISLSSVC(_Classifier, _ISLS):
 
 
 class ISLSSVR(RegressorMixin, _ISLS):
-    """ISLS-SVM regression (004, Algorithm 1) by :func:`solvers.isls.isls_svm`."""
+    """ISLS-SVM regression (004, Algorithm 1) by :func:`svmref.solvers.isls.isls_svm`."""
 
     def fit(self, X, y):
         self._validate_params()
@@ -282,7 +282,7 @@ class ISLSSVR(RegressorMixin, _ISLS):
 
 
 class SupportFeaturesClassifier(_Classifier):
-    """Support features machine (003 eq. (5)), linear, by :func:`solvers.support_features.support_features`.
+    """Support features machine (003 eq. (5)), linear, by :func:`svmref.solvers.support_features.support_features`.
 
     ``coef_`` is ``a`` (003 eq. (8)), ``intercept_`` is ``b`` (003 eq. (11)), ``alpha_`` is ``lam``
     (dual (10)), ``selected_features_`` the indices with ``a_i != 0``.
@@ -304,7 +304,7 @@ class SupportFeaturesClassifier(_Classifier):
     def fit(self, X, y):
         self._validate_params()
         X, ys = self._labels(X, y)
-        from solvers.support_features import support_features
+        from svmref.solvers.support_features import support_features
 
         res = support_features(X, ys, self.C, self.mu, tol=self.tol, max_iter=self.max_iter)
         self.coef_ = res.a

@@ -28,7 +28,7 @@ How this module computes it (derivation in ``docs/isls_notes.md``):
       H^-1 r = C (r - C B M^-1 B' r),
 
   one Cholesky of ``M`` (m x m) for both right-hand sides ``y`` and ``1`` of the Schur complement
-  (``b = 1'nu / 1'eta``, ``beta = nu - b eta``, as in :mod:`solvers.linear`), and
+  (``b = 1'nu / 1'eta``, ``beta = nu - b eta``, as in :mod:`svmref.solvers.linear`), and
   ``alpha_S = w_S (K_S: beta) = |alpha_S| (B' beta)``.  The cost per iteration is ``O(N m^2 + m^3)``
   instead of ``O(N^3)`` for forming ``K diag(lambda)^-1 K`` and factorising it.
 * While ``m > N/2`` (the first iterations) ``B'B = diag(a) (K K)_SS diag(a)`` is read from one product
@@ -371,7 +371,7 @@ def isls_svm(K, y, C, *, task: str = "auto", tol: float = 1e-4, max_iter: int = 
     t = 0
     diverged = False
     K2 = None
-    for t in range(1, max_iter + 1):
+    for t in range(1, max_iter + 1):  # noqa: B007 (t is read after the loop)
         with np.errstate(over="ignore", invalid="ignore"):
             w = alpha * alpha                      # diag(lambda)^-1, lambda_i = 1/alpha_i^2
             w[w * colsq <= _U / C] = 0.0           # drop rule: below the rounding of H >= I/C

@@ -27,7 +27,7 @@ never to a copy of K.  Working-set selection:
 Stopping rule: the KKT gap ``max_{I_low} F - min_{I_up} F <= tol`` with ``F_t = W.Phi~(X_t) - y_t``
 (000, eq. (11); for LS-SVM every index is in both sets and this is eq. (10)).  The default
 ``tol = 1e-3`` is the paper's (000 §4).  The compiled loops and the notation are in
-:mod:`solvers._smo_kernel`.
+:mod:`svmref.solvers._smo_kernel`.
 
 The decision function is ``f(x) = sum_i alpha_i y_i k(x_i, x) + b`` for all four (classification
 convention); ``b`` is LIBSVM's ``-rho`` (mean over the free variables, midpoint rule otherwise).
@@ -66,7 +66,7 @@ _SYM_RTOL = 1e-8
 
 @dataclass(frozen=True, repr=False)
 class SMOResult(SolverResult):
-    """:class:`~solvers._result.SolverResult` of :func:`smo_solve`, with SMO's own fields.
+    """:class:`~svmref.solvers._result.SolverResult` of :func:`smo_solve`, with SMO's own fields.
 
     ``objective`` is the dual ``D(alpha)`` in the minimisation sign of 000 eq. (2)/(5) (so the
     primal optimum is ``-objective``); ``kkt_gap`` is the final ``max_{I_low} F - min_{I_up} F``

@@ -3,8 +3,8 @@
 Each subcommand lives with the package that implements it and is imported only when it is run,
 so ``svmref --help`` stays fast:
 
-* ``svmref verify ...``  -> :func:`verify.cli.main`
-* ``svmref figure ...``  -> :func:`figures.cli.main`
+* ``svmref verify ...``  -> :func:`svmref.verify.cli.main`
+* ``svmref figure ...``  -> :func:`svmref.figures.cli.main`
 * ``svmref datasets``     lists the shipped data sets.
 """
 from __future__ import annotations
@@ -16,8 +16,8 @@ import sys
 from . import __version__
 
 _SUBCOMMANDS = {
-    "verify": ("verify.cli", "hold a solver against the cvxpy reference and print a verdict with numbers"),
-    "figure": ("figures.cli", "regenerate a figure of the papers (e.g. outlier-robustness, 000 Fig. 1)"),
+    "verify": ("svmref.verify.cli", "hold a solver against the cvxpy reference and print a verdict with numbers"),
+    "figure": ("svmref.figures.cli", "regenerate a figure of the papers (e.g. outlier-robustness, 000 Fig. 1)"),
 }
 
 

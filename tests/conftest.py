@@ -1,6 +1,5 @@
 """pytest fixtures shared by the test modules."""
 import pytest
-
 from instances import KERNELS
 
 

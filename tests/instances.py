@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from svmref.kernels import linear_kernel, polynomial_kernel, rbf_kernel
 

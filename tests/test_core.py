@@ -111,11 +111,11 @@ def test_letter_keeps_only_v_and_w_and_mcycle_is_regression():
 
 def test_importing_solvers_does_not_import_cvxpy_or_matplotlib():
     code = (
-        "import sys, solvers, solvers.kernels, svmref; "
+        "import sys, svmref.solvers, svmref.solvers.kernels, svmref; "
         "import importlib; [importlib.import_module(m) for m in "
-        "('solvers.smo', 'solvers.linear', 'solvers.isls', 'solvers.support_features') "
+        "('svmref.solvers.smo', 'svmref.solvers.linear', 'svmref.solvers.isls', 'svmref.solvers.support_features') "
         " if importlib.util.find_spec(m)]; "
-        "bad = [m for m in ('cvxpy', 'matplotlib', 'formulations') if m in sys.modules]; "
+        "bad = [m for m in ('cvxpy', 'matplotlib', 'svmref.formulations') if m in sys.modules]; "
         "print(bad); sys.exit(1 if bad else 0)"
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -123,7 +123,10 @@ def test_importing_solvers_does_not_import_cvxpy_or_matplotlib():
 
 
 def test_formulations_do_not_import_solvers():
-    code = "import sys, formulations; sys.exit(1 if any(m.startswith('solvers') for m in sys.modules) else 0)"
+    code = (
+        "import sys, svmref.formulations; "
+        "sys.exit(1 if any(m.startswith('svmref.solvers') for m in sys.modules) else 0)"
+    )
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 

@@ -3,11 +3,12 @@
 Part 1 (links, < 1 s, no imports of the linked code): every markdown link in ``docs/`` (and the links of
 ``README.md`` that point into ``docs/``) is parsed; its target file must exist; a link whose text names a
 test (``test_name`` or ``test_file.py::test_name``) must point to a test file that defines that function;
-a link whose text is a dotted path (``formulations.svm.L1SVM.dual``) must point to the module file of that
+a link whose text is a dotted path (``svmref.formulations.svm.L1SVM.dual``) must point to the module file of that
 path, and the path must resolve in the file's syntax tree (parsed with :mod:`ast`, nothing imported).
 Every page under ``docs/formulations/`` links at least one test, and every section of it that states
 display maths links both a test and the code (a dotted path) that implements it; on the other pages of this
-set (taxonomy, smo, generalised_smo, isls) every section with display maths links a test. ``$$`` blocks are balanced and inline ``$...$`` never spans a line.
+set (taxonomy, smo, generalised_smo, isls) every section with display maths links a test.
+``$$`` blocks are balanced and inline ``$...$`` never spans a line.
 
 Part 2 (derivation steps): the equalities that the pages derive themselves (the papers skip them) and that
 ``tests/test_formulations.py`` does not already check, each on a small seeded instance.
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import ast
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -64,7 +65,7 @@ def links(text: str):
             yield n, m.group(1).strip().strip("`").strip(), m.group(2)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _tree(path: Path) -> ast.Module:
     return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
 
@@ -91,6 +92,8 @@ def module_name(path: Path) -> str:
     parts = list(rel.parts)
     if parts[-1] == "__init__":
         parts.pop()
+    if parts and parts[0] in ("formulations", "solvers", "verify", "figures"):
+        parts.insert(0, "svmref")  # the top-level folders install as svmref.* (package-dir mapping)
     return ".".join(parts)
 
 
@@ -110,7 +113,7 @@ def resolve(path: Path, dotted: str) -> bool:
     return True
 
 
-@lru_cache(maxsize=None)
+@cache
 def defined_tests(path: Path) -> frozenset[str]:
     names = set()
     for node in ast.walk(_tree(path)):
@@ -283,9 +286,9 @@ def test_every_section_with_maths_on_the_other_pages_links_a_test(name):
         ("test_formulations.py::test_strong_duality_rls", "../../tests/test_formulations.py", None),
         ("test_no_such_test", "../../tests/test_formulations.py", "no test function"),
         ("test_docs.py::test_strong_duality_rls", "../../tests/test_formulations.py", "names test_docs.py"),
-        ("formulations.svm.L1SVM.dual", "../../formulations/svm.py", None),
-        ("formulations.svm.L1SVM.no_such", "../../formulations/svm.py", "does not resolve"),
-        ("formulations.svm.L1SVM.dual", "../../formulations/ls_svm.py", "does not resolve"),
+        ("svmref.formulations.svm.L1SVM.dual", "../../formulations/svm.py", None),
+        ("svmref.formulations.svm.L1SVM.no_such", "../../formulations/svm.py", "does not resolve"),
+        ("svmref.formulations.svm.L1SVM.dual", "../../formulations/ls_svm.py", "does not resolve"),
         ("anything", "../../formulations/missing.py", "does not exist"),
         ("test_strong_duality_rls", "../../formulations/rls.py", "not under tests/"),
     ],
@@ -323,7 +326,7 @@ def _rel(a, b):
 
 
 def _F():
-    import formulations as F  # cvxpy: imported only by the tests that need the reference
+    import svmref.formulations as F  # cvxpy: imported only by the tests that need the reference
 
     return F
 
@@ -699,7 +702,7 @@ def test_isls_reweighted_penalty_counts_support_vectors():
             break
     n_sv = int(np.sum(np.abs(alpha) > 1e-6))
     assert done and abs(penalty - n_sv) <= 1e-6 and n_sv < N
-    from solvers.isls import solve_weighted_system
+    from svmref.solvers.isls import solve_weighted_system
     w = np.random.default_rng(34).uniform(0.1, 1.0, N)  # 1/lambda_i; 0 means lambda_i = inf
     w[::3] = 0.0
     a, _, _ = solve_weighted_system(K, y, C, w, drop=False)

@@ -8,7 +8,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import InvalidParameterError
 
-from solvers import estimators as E
+from svmref.solvers import estimators as E
 
 TOL = {"decision": 1e-5}
 

@@ -14,8 +14,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-import figures  # noqa: E402
-from figures import cli  # noqa: E402
+from svmref import figures  # noqa: E402
+from svmref.figures import cli  # noqa: E402
 
 # ---- tolerances and thresholds, all in one place -------------------------------------------------
 TOL = {
@@ -45,11 +45,12 @@ def _need(module: str, attr: str | None = None):
 
 
 SOLVERS_OF = {
-    "outlier-robustness": [("solvers.linear", "ls_svm"), ("solvers.smo", "least_1norm_svm"), ("formulations", "solve")],
-    "isls-sparse-models": [("solvers.isls", "isls_svm")],
-    "support-features-selectivity": [("solvers.support_features", "selectivity_path"),
-                                     ("solvers.support_features", "two_hypercubes")],
-    "rls-vs-svm": [("solvers.linear", "rls"), ("solvers.smo", "l1_svm")],
+    "outlier-robustness": [("svmref.solvers.linear", "ls_svm"), ("svmref.solvers.smo", "least_1norm_svm"),
+                           ("svmref.formulations", "solve")],
+    "isls-sparse-models": [("svmref.solvers.isls", "isls_svm")],
+    "support-features-selectivity": [("svmref.solvers.support_features", "selectivity_path"),
+                                     ("svmref.solvers.support_features", "two_hypercubes")],
+    "rls-vs-svm": [("svmref.solvers.linear", "rls"), ("svmref.solvers.smo", "l1_svm")],
 }
 
 
@@ -99,7 +100,7 @@ def test_get_rejects_unknown_name():
 def outlier():
     for module, attr in SOLVERS_OF["outlier-robustness"]:
         _need(module, attr)
-    from figures import outlier_robustness
+    from svmref.figures import outlier_robustness
 
     return outlier_robustness
 
@@ -208,7 +209,7 @@ def test_figure_function_has_no_pyplot_state(outlier, outlier_default):
 # ---- rls-vs-svm (001 §4) -------------------------------------------------------------------------
 @pytest.mark.parametrize("problem", ["square", "mixture", "overlap"])
 def test_bayes_classifier_error_on_the_test_mesh(problem):
-    from figures import rls_vs_svm as R
+    from svmref.figures import rls_vs_svm as R
 
     X, y = R.test_set(problem, np.random.default_rng(1))
     assert X.shape == (2601, 2)
@@ -227,14 +228,14 @@ def test_bayes_classifier_error_on_the_test_mesh(problem):
 ])
 def test_area_labels_as_001(problem, point, p):
     """001 §4: areas 1 and 4 are class -1, areas 2 and 3 class +1; 70% class +1 in areas 5, 6."""
-    from figures import rls_vs_svm as R
+    from svmref.figures import rls_vs_svm as R
 
     assert R.conditional_p(problem, np.array([point]))[0] == p
 
 
 # ---- support-features-selectivity (003) ----------------------------------------------------------
 def test_selectivity_axis_is_artanh():
-    from figures import support_features_selectivity as S
+    from svmref.figures import support_features_selectivity as S
 
     mus = np.array([0.0, 0.5, 0.9])
     assert np.allclose(np.tanh(S.selectivity_axis(mus)), mus)
@@ -244,7 +245,7 @@ def test_selectivity_axis_is_artanh():
 def selectivity_fast():
     for module, attr in SOLVERS_OF["support-features-selectivity"]:
         _need(module, attr)
-    from figures import support_features_selectivity as S
+    from svmref.figures import support_features_selectivity as S
 
     return S.compute(fast=True)
 
@@ -268,7 +269,7 @@ def test_isls_models_are_sparse():
     Motorcycle); a support vector is |alpha_i| > 1e-6. We ask for fewer than 10 % of the patterns."""
     for module, attr in SOLVERS_OF["isls-sparse-models"]:
         _need(module, attr)
-    from figures import isls_sparse_models as I
+    from svmref.figures import isls_sparse_models as I
 
     res = I.compute()
     for name in ("synth", "mcycle"):
@@ -281,7 +282,7 @@ def test_isls_models_are_sparse():
 def test_rls_vs_svm_reproducible():
     for module, attr in SOLVERS_OF["rls-vs-svm"]:
         _need(module, attr)
-    from figures import rls_vs_svm as R
+    from svmref.figures import rls_vs_svm as R
 
     a = R.compute(3, fast=True)
     b = R.compute(3, fast=True)
@@ -296,7 +297,7 @@ def test_selectivity_lowers_the_test_error_below_the_svm():
     reached at 0 < mu < 1 with fewer features than n."""
     for module, attr in SOLVERS_OF["support-features-selectivity"]:
         _need(module, attr)
-    from figures import support_features_selectivity as S
+    from svmref.figures import support_features_selectivity as S
 
     res = S.compute()
     k = int(np.argmin(res.test_error))
@@ -311,7 +312,7 @@ def test_rls_and_svm_similar_on_square_and_overlap():
     error rates: their means differ by less than the larger standard deviation over 10 repetitions."""
     for module, attr in SOLVERS_OF["rls-vs-svm"]:
         _need(module, attr)
-    from figures import rls_vs_svm as R
+    from svmref.figures import rls_vs_svm as R
 
     res = R.compute()
     for pb in ("square", "overlap"):

@@ -1,4 +1,4 @@
-"""ISLS-SVM (004, Algorithm 1): :mod:`solvers.isls`.
+"""ISLS-SVM (004, Algorithm 1): :mod:`svmref.solvers.isls`.
 
 * every iteration's system solution equals the weighted primal (004 eq. (3)) solved by cvxpy with the
   same weights (patterns that left the model: ``alpha_i = 0`` imposed, the limit ``lambda_i -> inf``);
@@ -18,12 +18,12 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
-import formulations as F
-from solvers._result import ConvergenceWarning
-from solvers.isls import _ridge_residual_qr, isls_svm, solve_weighted_system
-from solvers.linear import ls_svm, ls_svm_regression
+import svmref.formulations as F
 from svmref import load_dataset
 from svmref.kernels import kernel_matrix, rbf_kernel
+from svmref.solvers._result import ConvergenceWarning
+from svmref.solvers.isls import _ridge_residual_qr, isls_svm, solve_weighted_system
+from svmref.solvers.linear import ls_svm, ls_svm_regression
 
 # ---- tolerances (one table) ----------------------------------------------------------------------
 TOL = {
@@ -188,7 +188,7 @@ def test_prediction_uses_support_vectors_only():
 def test_history_counts_support_vectors():
     X, K, y = make(N=40, seed=10)
     res = isls_svm(K, y, 5.0)
-    for alpha, b, n_sv in res.history:
+    for alpha, _b, n_sv in res.history:
         assert n_sv == int(np.sum(np.abs(alpha) > 1e-6))
     assert res.history[-1][2] == res.n_sv
 

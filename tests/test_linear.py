@@ -1,6 +1,6 @@
-"""LS-SVM (classification, regression) and RLS by linear systems: :mod:`solvers.linear`.
+"""LS-SVM (classification, regression) and RLS by linear systems: :mod:`svmref.solvers.linear`.
 
-Checked against the cvxpy ground truth (:mod:`formulations`): the LS-SVM dual QP (000 eq. (2); dual
+Checked against the cvxpy ground truth (:mod:`svmref.formulations`): the LS-SVM dual QP (000 eq. (2); dual
 of 004 eq. (1)), the primals (000 eq. (1); 004 eq. (1)) through ``alpha_i = C xi_i`` and ``p* = -D*``,
 the KKT system (004 eq. (2)) solved densely, RLS against the functional (001 eq. (7)) minimised in
 cvxpy.  Every instance has ``Ktilde = K + I/C`` positive definite, so alpha and b are unique and are
@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from scipy.linalg import LinAlgWarning
 from scipy.sparse.linalg import aslinearoperator
 
-import formulations as F
-from solvers._result import ConvergenceWarning
-from solvers.linear import ls_svm, ls_svm_regression, rls
+import svmref.formulations as F
 from svmref.kernels import kernel_matrix, mlp_kernel
+from svmref.solvers._result import ConvergenceWarning
+from svmref.solvers.linear import ls_svm, ls_svm_regression, rls
 
 # ---- tolerances (one table) ----------------------------------------------------------------------
 TOL = {

@@ -21,11 +21,11 @@ import warnings
 
 import numpy as np
 import pytest
-
 from instances import make_classification
-from solvers import smo
-from solvers._result import ConvergenceWarning
+
 from svmref.kernels import linear_kernel, mlp_kernel, polynomial_kernel, rbf_kernel
+from svmref.solvers import smo
+from svmref.solvers._result import ConvergenceWarning
 
 # ------------------------------------------------------------------------------------------------
 # tolerances: one table
@@ -108,7 +108,7 @@ INSTANCES = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def instance(name):
     build, C = INSTANCES[name]
     K, y = build()
@@ -116,10 +116,10 @@ def instance(name):
     return K, y, C
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def reference_objective(name, dual):
     """The cvxpy reference optimum of ``dual`` on instance ``name`` (000 eq. (2)/(5) sign: minimisation)."""
-    import formulations as F
+    import svmref.formulations as F
     K, y, C = instance(name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a cross-check disagreement warning is the reference's concern
@@ -581,7 +581,7 @@ def test_engine_bad_bounds(lower, upper, kw, msg):
 
 def test_fast_gram_scan_agrees_with_check_gram():
     """The compiled scan flags exactly what check_gram flags (the error then comes from check_gram)."""
-    from solvers import _smo_kernel as k
+    from svmref.solvers import _smo_kernel as k
 
     K, _, _ = _good()
     assert k.gram_scan(K, 1e-8) == (-1, False)

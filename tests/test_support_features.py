@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import formulations as F
-from solvers._result import ConvergenceWarning
-from solvers.support_features import (
+import svmref.formulations as F
+from svmref.solvers._result import ConvergenceWarning
+from svmref.solvers.support_features import (
     PathResult,
     SFMResult,
     _repair_warm_start,
@@ -422,7 +422,7 @@ def test_two_hypercubes_geometry():
     nu /= np.linalg.norm(nu)
     s = X @ nu
     assert np.all(np.sign(s) == y)
-    assert np.all((np.abs(s) <= 1.0))
+    assert np.all(np.abs(s) <= 1.0)
     assert np.all(np.abs(X[:, 5:]) <= 0.5)
     X2, y2 = two_hypercubes(25, 50, seed=0)
     assert np.array_equal(X, X2) and np.array_equal(y, y2)

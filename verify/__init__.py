@@ -6,7 +6,7 @@
 >>> report.passed, report.to_records()                                                   # doctest: +SKIP
 
 Command line: ``svmref verify SPEC --formulation NAME [--suite NAME] [--tol T] [--json PATH]``
-(see :mod:`verify.cli`).
+(see :mod:`svmref.verify.cli`).
 
 The contract a solver follows
 -----------------------------
@@ -30,7 +30,7 @@ What verify computes per instance
 
 The reference (``formulations``: CLARABEL at tight tolerance, cross-checked by ECOS, the
 disagreement reported); the solver's objective and its relative gap; the KKT residuals of the
-formulation, computed here with numpy (:mod:`verify.kkt`: dual feasibility box and equality,
+formulation, computed here with numpy (:mod:`svmref.verify.kkt`: dual feasibility box and equality,
 primal feasibility of the recovered primal, complementarity, stationarity); the duality gap between
 the recovered primal and the dual; the agreement of the decision function with the reference's on
 held-out points; the solver's time. A verdict per instance names every failed check and its worst

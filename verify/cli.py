@@ -107,7 +107,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _registry() -> dict[str, str]:
-    from solvers import REGISTRY
+    from svmref.solvers import REGISTRY
 
     return dict(REGISTRY)
 

@@ -1,4 +1,4 @@
-"""``verify.check``: run a solver on a suite and hold each answer against the reference."""
+"""``svmref.verify.check``: run a solver on a suite and hold each answer against the reference."""
 from __future__ import annotations
 
 import inspect
@@ -19,7 +19,7 @@ __all__ = ["check", "TOLERANCES", "tolerances", "DEFAULT_TOL"]
 #: Default tolerance: what a demanding user expects of a solver run at tol = 1e-8.
 DEFAULT_TOL = 1e-6
 
-#: Each check's tolerance as a function of ``tol`` (all quantities are dimensionless, see verify.kkt).
+#: Each check's tolerance as a function of ``tol`` (all quantities are dimensionless, see svmref.verify.kkt).
 #: ``kkt_absolute`` (the margin residuals not divided by f_scale) is checked at sqrt(tol), as the
 #: decision values are. ``decision_gap`` is looser because it is a square root: the recovered primal is 1-strongly convex
 #: in W, so ``||W - W*||^2 / 2 <= P(W) - p* <= P + D`` (the duality gap) and
@@ -178,12 +178,12 @@ def check(solver: Callable, formulation: str, instances="quick", tol: float = DE
     Parameters
     ----------
     solver : callable
-        Follows the contract of :mod:`verify` (``f(K, y, C, **options)`` for the box duals,
+        Follows the contract of :mod:`svmref.verify` (``f(K, y, C, **options)`` for the box duals,
         ``ls_svm_regression`` and ``sparse_ls_svm``; ``f(K, y, gamma)`` for ``rls``;
         ``f(X, y, C, mu)`` for ``support_features``). If it has a parameter named ``tol``,
         ``tol`` is passed to it.
     formulation : str
-        One of ``formulations.names()``.
+        One of ``svmref.formulations.names()``.
     instances : str or list of Instance
         A suite name (``"quick"``, ``"standard"``, ``"adversarial"``, ``"real"``) or instances.
     tol : float
@@ -196,7 +196,7 @@ def check(solver: Callable, formulation: str, instances="quick", tol: float = DE
     Returns
     -------
     Report
-        One :class:`~verify.report.Record` per instance; ``report.passed`` is the overall verdict.
+        One :class:`~svmref.verify.report.Record` per instance; ``report.passed`` is the overall verdict.
     """
     from svmref._validation import check_tol
 

@@ -1,4 +1,4 @@
-"""Test instances for :func:`verify.check`: deterministic (seeded), grouped in suites.
+"""Test instances for :func:`svmref.verify.check`: deterministic (seeded), grouped in suites.
 
 A suite is a list of :class:`Instance` for one formulation (``suite(name, formulation)``):
 

@@ -1,6 +1,6 @@
 """KKT residuals of every formulation, computed with numpy from a solver's answer (the third view).
 
-Nothing here imports :mod:`formulations` or :mod:`solvers`: each residual is written from the
+Nothing here imports :mod:`svmref.formulations` or :mod:`svmref.solvers`: each residual is written from the
 papers' optimality conditions, so that a mistake shared by the reference and a solver is caught.
 
 Units. Every residual is a dimensionless number compared with one tolerance (see
@@ -64,7 +64,7 @@ SV_ATOL = 1e-6
 
 @dataclass
 class Residuals:
-    """What :mod:`verify.kkt` computes from one answer.
+    """What :mod:`svmref.verify.kkt` computes from one answer.
 
     Attributes
     ----------
@@ -198,7 +198,7 @@ def box_dual_residuals(name: str, K: np.ndarray, y: np.ndarray, C: float, alpha:
 
     Formulas (``f = K v + b`` the decision values on the training set, ``t = alpha / C``):
 
-    * dual objective (000 eqs. (2), (5); L2 derived in ``formulations.svm``):
+    * dual objective (000 eqs. (2), (5); L2 derived in ``svmref.formulations.svm``):
       ``D(alpha) = 1/2 v' Ktilde v + p' alpha`` (``= 1/2 sum_ij alpha_i alpha_j y_i y_j Ktilde_ij - sum_i alpha_i``);
     * gradient ``g = y * (Ktilde v) - 1`` (classification), ``g = Ktilde alpha - y`` (regression), and
       ``s_i = g_i + e_i b`` the derivative of the Lagrangian ``D + b e'alpha - ...`` in ``alpha_i``;
@@ -364,7 +364,7 @@ def rls_residuals(K: np.ndarray, y: np.ndarray, gamma: float, c: np.ndarray) -> 
     * ``stationarity = ||(m gamma I + K) c - y||_inf / max(1, ||y||_inf, max_i sum_j |K_ij c_j| + m gamma |c_i|)``:
       the system (8) (relative to the size of its terms), which has a
       unique solution; it implies ``grad J = (2/m) K ((K + m gamma I) c - y) = 0``;
-    * dual (derived in ``formulations.rls``): ``min (m/4)||a||^2 + a'Ka/(4 gamma) - y'a`` with
+    * dual (derived in ``svmref.formulations.rls``): ``min (m/4)||a||^2 + a'Ka/(4 gamma) - y'a`` with
       ``a = 2 gamma c`` at the optimum; ``duality_gap = (J(c) + D(2 gamma c)) / max(|J|, |D|)``;
     * box, equality, primal feasibility and complementarity: not applicable (no constraints).
     """
@@ -415,7 +415,7 @@ def sparse_ls_svm_residuals(K: np.ndarray, y: np.ndarray, C: float, alpha: np.nd
       the update ``alpha <- diag(lam)^-1 K beta`` of Algorithm 1 holding still;
       ``stationarity = max_i |alpha_i - alpha_i^2 (K beta)_i| / max_i |alpha_i|``;
     * objective of (3) at the implied weights: ``P = 1/2 sum_SV lam_i alpha_i^2 + C/2 ||xi||^2
-      = #SV/2 + C/2 ||xi||^2``; its dual (``formulations.sparse_ls_svm``)
+      = #SV/2 + C/2 ||xi||^2``; its dual (``svmref.formulations.sparse_ls_svm``)
       ``D(beta) = 1/2 beta'(K diag(alpha^2) K + I/C) beta - y'beta`` (``diag(lam)^-1 = diag(alpha^2)``);
       ``duality_gap = (P + D(C xi)) / max(|P|, |D|)``.
     """
@@ -496,7 +496,6 @@ def support_features_residuals(X, y, C, mu, lam=None, a=None, b=None, eps: float
     vals = _nan_values()
     where: dict[str, str] = {}
     notes = []
-    N = X.shape[0]
     a_given = a is not None
     b_derived = False
     b_unique = True

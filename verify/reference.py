@@ -1,4 +1,4 @@
-"""The reference answer of an instance, from :mod:`formulations` (cvxpy, CLARABEL, cross-checked).
+"""The reference answer of an instance, from :mod:`svmref.formulations` (cvxpy, CLARABEL, cross-checked).
 
 One reference per (formulation, instance), cached for the process, so that checking several
 solvers of the same formulation (``svmref verify --all``) solves each reference once.
@@ -20,7 +20,7 @@ __all__ = ["Reference", "reference", "sparse_reference", "clear_cache"]
 class Reference:
     """The reference optimum of one instance.
 
-    ``objective`` is in the sense :mod:`verify.kkt` reports (minimised dual for the box duals; the
+    ``objective`` is in the sense :mod:`svmref.verify.kkt` reports (minimised dual for the box duals; the
     RLS objective (7); W of 003 eq. (10)); ``coef, b`` give the reference decision function
     (``b`` derived from the reference dual by the KKT conditions); ``b_unique`` whether that b is
     determined; ``disagreement`` the relative difference of the cross-checking solver;
@@ -62,7 +62,7 @@ def clear_cache() -> None:
 
 
 def _solve(prob):
-    import formulations as F
+    import svmref.formulations as F
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -77,7 +77,7 @@ def reference(formulation: str, inst) -> Reference:
     key = (formulation, inst.key())
     if key in _CACHE:
         return _CACHE[key]
-    import formulations as F
+    import svmref.formulations as F
 
     t0 = time.perf_counter()
     f = F.get(formulation)
@@ -133,7 +133,7 @@ def sparse_reference(inst, alpha: np.ndarray) -> Reference:
     ``H = K diag(lam)^-1 K + I/C``. The dual (``beta``) is solved, ``alpha_ref = diag(lam)^-1 K beta``
     and ``b_ref = mean(y - H beta)`` (system (4)); the objective is ``p* = -d*``.
     """
-    import formulations as F
+    import svmref.formulations as F
 
     t0 = time.perf_counter()
     ref = Reference()

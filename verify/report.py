@@ -1,4 +1,4 @@
-"""The verdict of :func:`verify.check`: one :class:`Record` per instance, gathered in a :class:`Report`.
+"""The verdict of :func:`svmref.verify.check`: one :class:`Record` per instance, gathered in a :class:`Report`.
 
 The summary follows qpbenchmark: success rate, and shifted geometric means (``sgm``) of the
 solve time and of the residuals over the instances,
@@ -36,7 +36,8 @@ class Record:
 
     ``passed`` is True, False, or None when the reference does not apply (``verdict`` "not convex")
     or could not be computed (``verdict`` "no reference"). ``verdict`` is "pass", "fail", "error"
-    (the solver raised or returned something unusable), "not convex" or "no reference". ``reason`` names every check that failed, worst offender first.
+    (the solver raised or returned something unusable), "not convex" or "no reference".
+    ``reason`` names every check that failed, worst offender first.
     ``objective_gap = |obj - obj*| / max(|obj*|, 1e-12)``; ``kkt_violation`` the largest of the KKT
     residuals (box, equality, primal feasibility, complementarity, stationarity); ``duality_gap``,
     ``decision_gap``: see :data:`verify.TOLERANCES`. ``residuals`` holds each residual by name.
@@ -119,7 +120,7 @@ class Report:
             raise KeyError(i)
         return self.records[i]
 
-    def extend(self, other: "Report") -> None:
+    def extend(self, other: Report) -> None:
         self.records.extend(other.records)
         self.skipped.extend(other.skipped)
 
