@@ -27,9 +27,7 @@ __all__ = [
 PSD_RTOL = 1e-9
 
 
-class NotConvexError(ValueError):
-    """The kernel matrix is not positive semidefinite, so the formulation is not convex and
-    the cvxpy reference does not apply (e.g. the MLP kernel of 002 for some k, theta)."""
+from svmref._validation import NotConvexError  # noqa: E402  (one class for formulations and solvers)
 
 
 class KernelClipWarning(UserWarning):

@@ -13,9 +13,11 @@ Every solver follows the contract that :mod:`svmref.verify` checks: ``f(K, y, C,
 :class:`~svmref.solvers._result.SolverResult` with ``.alpha`` and ``.b`` (``f(K, y, gamma)`` with ``.c`` for
 RLS; ``f(X, y, C, mu)`` with ``.lam``, ``.a``, ``.b`` for the support features machine).
 """
+from svmref._validation import NotConvexError
+
 from ._result import ConvergenceWarning, SolverResult
 
-__all__ = ["SolverResult", "ConvergenceWarning", "REGISTRY"]
+__all__ = ["SolverResult", "ConvergenceWarning", "NotConvexError", "REGISTRY"]
 
 #: Built-in solvers as ``"module:callable" -> formulation name`` (what ``svmref verify --list`` prints).
 REGISTRY: dict[str, str] = {

@@ -23,7 +23,15 @@ __all__ = [
     "check_max_iter",
     "check_kernel_memory",
     "is_psd",
+    "NotConvexError",
 ]
+
+
+class NotConvexError(ValueError):
+    """The kernel matrix is not positive semidefinite, so the problem is not convex: the cvxpy
+    reference does not apply and an SMO solver refuses it by default (e.g. the MLP kernel of 002
+    for some k, theta). One class for the whole package: ``svmref.formulations.NotConvexError``
+    and ``svmref.solvers.NotConvexError`` are this class."""
 
 #: Largest dense kernel matrix (bytes) we agree to build; above this a clear
 #: error is raised instead of an opaque MemoryError or an OOM kill.

@@ -689,7 +689,7 @@ def _larger_params():
         spec, form = p.values
         for suite in ("standard", "adversarial", "real"):
             reason = KNOWN_FAILING_LARGER.get((spec, suite))
-            marks = [pytest.mark.xfail(strict=False, reason=reason)] if reason else []
+            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
             out.append(pytest.param(spec, form, suite, marks=marks, id=f"{spec}-{suite}"))
     return out
 
