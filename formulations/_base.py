@@ -4,9 +4,13 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
-from svmref._validation import check_gram, check_labels, check_positive, check_targets
+from svmref._validation import check_gram, check_labels, check_positive, check_scaled, check_targets
 
-from ._common import RefProblem, kernel_factor, make_params
+from . import _certify as cert
+from ._common import RefProblem, kernel_factor, make_params, psd_gram
+
+#: Hyperparameters that multiply (or divide) the Gram matrix, checked against its scale (issue 18).
+SCALED = ("C", "gamma", "zeta")
 
 
 class Formulation:
@@ -47,7 +51,19 @@ class Formulation:
     def _check_hyper(self, **hyper) -> dict:
         return {k: check_positive(v, k) for k, v in hyper.items()}
 
-    def _problem(self, objective, constraints, *, form, cite, sense, hyper, rules, factor=None):
+    def _check_scaled(self, hyper: dict, scale: float | None) -> dict:
+        """Refuse, naming it, a C / gamma / zeta whose product with ``scale`` (N max|K|) over- or underflows."""
+        if scale is None:
+            return hyper
+        return {k: (check_scaled(v, k, scale, "N x max|K|") if k in SCALED else v) for k, v in hyper.items()}
+
+    def _problem(self, objective, constraints, *, form, cite, sense, hyper, rules, factor=None,
+                 scale=None, certify=None, direct=None, gram=None):
+        hyper = self._check_scaled(hyper, scale)
+
+        def validate(**h):
+            return self._check_scaled(self._check_hyper(**h), scale)
+
         info = {
             "formulation": self.name,
             "form": form,
@@ -55,11 +71,57 @@ class Formulation:
             "sense": sense,
             "hyper": dict(hyper),
             "param_rules": rules,
-            "validate": self._check_hyper,
+            "validate": validate,
         }
         if factor is not None:
             info["factor"] = factor.report()
+        if gram is not None:
+            info["gram"] = gram
+        if certify is not None:
+            info["certify"] = certify
+        if direct is not None:
+            info["direct"] = direct
         return RefProblem(objective, constraints, info=info)
+
+    @staticmethod
+    def _scale(K) -> float:
+        return float(K.shape[0]) * float(np.max(np.abs(K)))
+
+    @staticmethod
+    def _psd_gram(K, psd):
+        return psd_gram(K, psd=psd)
+
+    @staticmethod
+    def _box_certifier(kind: str, K, y, form: str, alpha_from, Phi=None, slack: str = "xi"):
+        """A certifier (see :mod:`._certify`) of the box problem ``kind`` on the original ``K``.
+
+        ``alpha_from(values, duals)`` gives the dual multipliers of the form's solution; for a primal
+        form the primal values are rebuilt from the polished alpha when a polish step was needed
+        (``W = Phi'(y alpha)``, the exact best b, the optimal slacks)."""
+
+        def certify(problem, values, duals, tol):
+            C = problem.info["hyper"]["C"]
+            alpha = np.asarray(alpha_from(values, duals), dtype=float)
+            c, a, b = cert.box_certificate(kind, K, y, C, alpha, tol)
+            if not c.certified:
+                c2, a2, b2 = cert.box_polish(kind, K, y, C, alpha, tol)
+                if c2.certified or c2.residuals["rel_gap"] < c.residuals["rel_gap"]:
+                    c, a, b = c2, a2, b2
+                    c.polished = True
+            c.method = f"duality gap on K ({kind} box dual)"
+            if form == "dual":
+                c.objective = c.residuals["objective_dual"]
+                c.values = {"alpha": a}
+            else:
+                c.objective = c.residuals["objective_primal"]
+                if c.polished:
+                    f = K @ (y * a)
+                    r = 1.0 - y * (f + b)
+                    xi = r if kind == "l1n" else np.maximum(r, 0.0)
+                    c.values = {"W": Phi.T @ (y * a), "b": b, slack: (np.abs(xi) if slack == "t" else xi)}
+            return c
+
+        return certify
 
     @staticmethod
     def _factor(K, X, psd):
@@ -68,6 +130,52 @@ class Formulation:
     @staticmethod
     def _params(spec, hyper):
         return make_params(spec, hyper)
+
+    @staticmethod
+    def _ls_direct(K, y, form: str, Phi=None, *, classification: bool):
+        """Direct reference of the LS-SVM (000 eqs. (2), (7); 004 eq. (2)): the KKT system in ``[b; alpha]``
+        solved by LU with a condition estimate and extended-precision refinement (:func:`._certify.refined_solve`);
+        the requested form's values and objective are derived from it on the original K."""
+        N = K.shape[0]
+        s = y if classification else np.ones(N)          # the equality row: sum_i s_i alpha_i = 0
+        r = np.ones(N) if classification else y          # right-hand side
+        cache = {}
+
+        def direct(problem, tol):
+            h = problem.info["hyper"]
+            C = h["zeta"] / h["mu"] if "zeta" in h else h["C"]
+            if "K_ld" not in cache:
+                cache["K_ld"] = K.astype(cert.LD)
+            K_ld, iC = cache["K_ld"], cert.LD(1) / cert.LD(C)
+            s_ld = s.astype(cert.LD)
+            A = np.zeros((N + 1, N + 1))
+            A[0, 1:] = s
+            A[1:, 0] = s
+            A[1:, 1:] = (s[:, None] * K) * s[None, :]
+            A[np.arange(1, N + 1), np.arange(1, N + 1)] += 1.0 / C
+            rhs = np.concatenate([[0.0], r])
+
+            def mv(x):
+                b, a = x[0], x[1:]
+                return np.concatenate([[s_ld @ a], s_ld * (K_ld @ (s_ld * a)) + a * iC + s_ld * b])
+
+            x, info = cert.refined_solve(A, rhs, mv, tol=tol, what="the LS-SVM KKT system")
+            b, a = float(x[0]), x[1:]
+            v = (s * a).astype(cert.LD)
+            quad = float(v @ (K_ld @ v))
+            a_ld = a.astype(cert.LD)
+            d = 0.5 * quad + 0.5 * float(a_ld @ a_ld * iC) - float(r.astype(cert.LD) @ a_ld)
+            xi = a / C
+            p = 0.5 * quad + 0.5 * C * float(xi.astype(cert.LD) @ xi.astype(cert.LD))
+            extra = {"gap_p_plus_d": p + d, "rel_gap": abs(p + d) / max(1.0, abs(d))}
+            if form == "dual":
+                return cert.direct_certified(d, {"alpha": a}, info, tol, extra=extra)
+            W = Phi.T @ (s * a)
+            if form == "primal_mu_zeta":
+                return cert.direct_certified(h["mu"] * p, {"w": W, "b": b, "e": xi}, info, tol, extra=extra)
+            return cert.direct_certified(p, {"W": W, "b": b, "xi": xi}, info, tol, extra=extra)
+
+        return direct
 
     def __repr__(self) -> str:
         return f"<formulation {self.name!r}: {self.paper}; hyperparameters {self.hyper}; dual sense {self.dual_sense}>"

@@ -18,6 +18,7 @@ __all__ = [
     "NotConvexError",
     "KernelClipWarning",
     "kernel_factor",
+    "psd_gram",
     "Factor",
     "set_params",
 ]
@@ -25,6 +26,9 @@ __all__ = [
 #: Relative size (w.r.t. the largest |eigenvalue|) under which a negative eigenvalue of K is
 #: taken for round-off and clipped to 0 (reported); below minus this, K is not PSD.
 PSD_RTOL = 1e-9
+
+#: Eigenvalues of K below ``EIG_ROUNDOFF * N * max|w|`` are eigh's round-off: not kept in the factor.
+EIG_ROUNDOFF = float(np.finfo(float).eps)
 
 
 from svmref._validation import NotConvexError  # noqa: E402  (one class for formulations and solvers)
@@ -86,7 +90,11 @@ def kernel_factor(K=None, X=None, *, psd: str = "raise") -> Factor:
     """Factor the Gram matrix as ``K = Phi Phi^T`` so that a kernel primal is finite-dimensional.
 
     With ``X`` (linear kernel), ``Phi = X`` exactly. Otherwise ``K = V diag(w) V^T`` (``eigh``)
-    and ``Phi = V_+ diag(sqrt(w_+))`` over the eigenvalues ``w > PSD_RTOL * max|w|``.
+    and ``Phi = V_+ diag(sqrt(w_+))`` over **every** eigenvalue above ``eigh``'s own round-off level
+    ``N * eps * max|w|`` (:data:`EIG_ROUNDOFF`): an eigenvalue below that level is indistinguishable
+    from 0 (eigh's backward error is of that size), so dropping it changes K by no more than the
+    eigendecomposition already does. (Earlier versions dropped eigenvalues below ``1e-9 max|w|``,
+    which changed the problem at large C; issue 18.)
     Eigenvalues in ``[-PSD_RTOL * max|w|, 0)`` are round-off: they are clipped and counted in the
     report (and a :class:`KernelClipWarning` is issued if any was clipped). A more negative
     eigenvalue means ``K`` is not PSD: with ``psd="raise"`` (default) :class:`NotConvexError` is
@@ -114,7 +122,7 @@ def kernel_factor(K=None, X=None, *, psd: str = "raise") -> Factor:
             raise NotConvexError(msg)
         warnings.warn(msg + "; negative eigenvalues were clipped (psd='clip')", KernelClipWarning, stacklevel=3)
     n_clipped = int(np.sum(w < 0))
-    keep = w > thresh
+    keep = w > EIG_ROUNDOFF * Ks.shape[0] * scale
     Phi = V[:, keep] * np.sqrt(w[keep])
     err = float(np.max(np.abs(Phi @ Phi.T - Ks))) if Phi.shape[1] else float(np.max(np.abs(Ks)))
     if n_clipped and min_eig >= -thresh and min_eig < -1e-12 * scale:
@@ -159,3 +167,48 @@ def make_params(spec: dict[str, tuple[dict, Callable]], hyper: dict) -> tuple[di
         params[name] = cp.Parameter(shape, name=name, value=value, **kwargs)
         rules[name] = (name, rule)
     return params, rules
+
+
+def _lambda_max(K: np.ndarray, iters: int = 30) -> float:
+    """A lower bound on the largest eigenvalue of the symmetric K (power iteration, O(iters N^2))."""
+    v = np.random.default_rng(0).standard_normal(K.shape[0])
+    lam = 0.0
+    for _ in range(iters):
+        w = K @ v
+        nw = float(np.linalg.norm(w))
+        if nw == 0.0:
+            return 0.0
+        lam = float(v @ w) / float(v @ v)
+        v = w / nw
+    return max(lam, float(np.max(np.diag(K))))
+
+
+def psd_gram(K, *, psd: str = "raise") -> tuple[np.ndarray, dict]:
+    """Check that the Gram matrix is PSD (to round-off) and return it, for a dual written with
+    ``cp.psd_wrap``: ``(K_used, report)``.
+
+    Cheap path (O(N^3 / 3)): a Cholesky factorisation of ``K + PSD_RTOL * lambda_max I`` succeeds, which
+    proves ``lambda_min(K) >= -PSD_RTOL * lambda_max``: K is used as given, exactly (no factor, no
+    eigenvalue dropped). Otherwise the eigendecomposition decides as :func:`kernel_factor` does: a
+    genuinely indefinite K raises :class:`NotConvexError` (``psd="raise"``) or is clipped to its PSD
+    part with a warning (``psd="clip"``), and a K whose negative eigenvalues are round-off is used as
+    given (the reference's certificate is computed on this K).
+    """
+    import scipy.linalg as sla
+
+    if psd not in ("raise", "clip"):
+        raise ValueError(f"psd must be 'raise' or 'clip'; got {psd!r}")
+    K = check_gram(K, "K")
+    Ks = 0.5 * (K + K.T)
+    lmax = _lambda_max(Ks)
+    shift = PSD_RTOL * max(lmax, np.finfo(float).tiny)
+    try:
+        sla.cholesky(Ks + shift * np.eye(Ks.shape[0]), lower=True, check_finite=False)
+        return Ks, {"source": "psd_wrap(K) (Cholesky test)", "lambda_max": lmax, "min_eig_bound": -shift, "n_clipped": 0}
+    except np.linalg.LinAlgError:
+        pass
+    fac = kernel_factor(Ks, psd=psd)  # raises NotConvexError, or warns when clipping
+    if fac.min_eig < -PSD_RTOL * max(lmax, np.finfo(float).tiny):  # psd="clip" of a genuinely indefinite K
+        Kc = fac.Phi @ fac.Phi.T
+        return 0.5 * (Kc + Kc.T), {"source": "psd_wrap(clipped K)", **fac.report()}
+    return Ks, {"source": "psd_wrap(K) (eigh test)", **fac.report()}

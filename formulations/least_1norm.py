@@ -49,8 +49,10 @@ class Least1NormSVM(Formulation):
         xi = cp.Variable(K.shape[0], name="xi")
         objective = cp.Minimize(0.5 * cp.sum_squares(W) + P["C"] * cp.norm1(xi))
         constraints = [cp.multiply(y, F.Phi @ W + b) == 1 - xi]
+        # the multiplier nu of  y(Phi W + b) - (1 - xi) = 0  is -alpha (stationarity in W: W = -Phi'(y nu))
+        certify = self._box_certifier("l1n", K, y, "primal", lambda v, d: -d[0], F.Phi)
         return self._problem(objective, constraints, form="primal", cite="000, eq. (3)", sense="min",
-                             hyper=hyper, rules=rules, factor=F)
+                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), certify=certify)
 
     def lp(self, K, y, C=1.0, *, X=None, psd="raise") -> cp.Problem:
         """000, eq. (4): ``min 1/2||W||^2 + C sum t_i`` s.t. ``-t_i <= 1 - y_i(W.Phi_i + b) <= t_i``."""
@@ -64,17 +66,21 @@ class Least1NormSVM(Formulation):
         margin = 1 - cp.multiply(y, F.Phi @ W + b)
         objective = cp.Minimize(0.5 * cp.sum_squares(W) + P["C"] * cp.sum(t))
         constraints = [-t <= margin, margin <= t]
+        # alpha = gamma - beta (000, eq. (5)): the multipliers of the two sides
+        certify = self._box_certifier("l1n", K, y, "lp", lambda v, d: d[1] - d[0], F.Phi, slack="t")
         return self._problem(objective, constraints, form="lp", cite="000, eq. (4)", sense="min",
-                             hyper=hyper, rules=rules, factor=F)
+                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), certify=certify)
 
     def dual(self, K, y, C=1.0, *, psd="raise") -> cp.Problem:
         """000, eq. (5): ``min 1/2 (alpha*y)' K (alpha*y) - sum alpha`` s.t. ``y'alpha = 0, -C <= alpha <= C``."""
         K, y = self._data(K, y)
         hyper = self._check_hyper(C=C)
         P, rules = self._params(C_param(), hyper)
-        F = self._factor(K, None, psd)
+        Kp, rep = self._psd_gram(K, psd)
         alpha = cp.Variable(K.shape[0], name="alpha")
-        objective = cp.Minimize(0.5 * cp.sum_squares(F.Phi.T @ cp.multiply(y, alpha)) - cp.sum(alpha))
+        Q = (y[:, None] * Kp) * y[None, :]  # exact: no factor, no eigenvalue dropped
+        objective = cp.Minimize(0.5 * cp.quad_form(alpha, cp.psd_wrap(Q)) - cp.sum(alpha))
         constraints = [y @ alpha == 0, alpha >= -P["C"], alpha <= P["C"]]
+        certify = self._box_certifier("l1n", Kp, y, "dual", lambda v, d: v["alpha"])
         return self._problem(objective, constraints, form="dual", cite="000, eq. (5)", sense="min",
-                             hyper=hyper, rules=rules, factor=F)
+                             hyper=hyper, rules=rules, gram=rep, scale=self._scale(K), certify=certify)

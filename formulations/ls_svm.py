@@ -46,22 +46,25 @@ class LSSVM(Formulation):
         xi = cp.Variable(K.shape[0], name="xi")
         objective = cp.Minimize(0.5 * cp.sum_squares(W) + 0.5 * P["C"] * cp.sum_squares(xi))
         constraints = [cp.multiply(y, F.Phi @ W + b) == 1 - xi]
+        direct = self._ls_direct(K, y, "primal", F.Phi, classification=True)
         return self._problem(objective, constraints, form="primal", cite="000, eq. (1)", sense="min",
-                             hyper=hyper, rules=rules, factor=F)
+                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), direct=direct)
 
     def dual(self, K, y, C=1.0, *, psd="raise") -> cp.Problem:
         """000, eq. (2): ``min 1/2 sum alpha_i alpha_j y_i y_j Ktilde_ij - sum alpha_i`` s.t. ``sum alpha_i y_i = 0``."""
         K, y = self._data(K, y)
         hyper = self._check_hyper(C=C)
         P, rules = self._params(C_inv_param(), hyper)
-        F = self._factor(K, None, psd)
+        Kp, rep = self._psd_gram(K, psd)
         alpha = cp.Variable(K.shape[0], name="alpha")
-        ya = cp.multiply(y, alpha)
-        # Ktilde = K + I/C, so (y*alpha)' Ktilde (y*alpha) = ||Phi'(y*alpha)||^2 + ||alpha||^2 / C
-        objective = cp.Minimize(0.5 * cp.sum_squares(F.Phi.T @ ya) + 0.5 * P["C_inv"] * cp.sum_squares(alpha) - cp.sum(alpha))
+        Q = (y[:, None] * Kp) * y[None, :]
+        # Ktilde = K + I/C, so (y*alpha)' Ktilde (y*alpha) = alpha' Q alpha + ||alpha||^2 / C
+        objective = cp.Minimize(0.5 * cp.quad_form(alpha, cp.psd_wrap(Q)) + 0.5 * P["C_inv"] * cp.sum_squares(alpha)
+                                - cp.sum(alpha))
         constraints = [y @ alpha == 0]
+        direct = self._ls_direct(Kp, y, "dual", classification=True)
         return self._problem(objective, constraints, form="dual", cite="000, eq. (2)", sense="min",
-                             hyper=hyper, rules=rules, factor=F)
+                             hyper=hyper, rules=rules, gram=rep, scale=self._scale(K), direct=direct)
 
     def kkt_system(self, K, y, C=1.0) -> tuple[np.ndarray, np.ndarray]:
         """The linear KKT system of 000 eqs. (2), (7): returns ``(A, rhs)`` with unknowns ``[b; alpha]``.
@@ -70,7 +73,7 @@ class LSSVM(Formulation):
         (000 eq. (7) with ``W = sum_j alpha_j y_j Phi_j``), ``Ktilde = K + I/C``.
         """
         K, y = self._data(K, y)
-        C = self._check_hyper(C=C)["C"]
+        C = self._check_scaled(self._check_hyper(C=C), self._scale(K))["C"]
         N = K.shape[0]
         Ktilde = K + np.eye(N) / C
         A = np.zeros((N + 1, N + 1))
@@ -97,8 +100,9 @@ class LSSVM(Formulation):
         e = cp.Variable(K.shape[0], name="e")
         objective = cp.Minimize(0.5 * P["mu"] * cp.sum_squares(w) + 0.5 * P["zeta"] * cp.sum_squares(e))
         constraints = [cp.multiply(y, F.Phi @ w + b) == 1 - e]
+        direct = self._ls_direct(K, y, "primal_mu_zeta", F.Phi, classification=True)
         return self._problem(objective, constraints, form="primal_mu_zeta", cite="002 (J_2, mu/zeta form)",
-                             sense="min", hyper=hyper, rules=rules, factor=F)
+                             sense="min", hyper=hyper, rules=rules, factor=F, scale=self._scale(K), direct=direct)
 
 
 class LSSVMRegression(Formulation):
@@ -141,25 +145,28 @@ class LSSVMRegression(Formulation):
         xi = cp.Variable(K.shape[0], name="xi")
         objective = cp.Minimize(0.5 * cp.sum_squares(W) + 0.5 * P["C"] * cp.sum_squares(xi))
         constraints = [F.Phi @ W + b == y - xi]
+        direct = self._ls_direct(K, y, "primal", F.Phi, classification=False)
         return self._problem(objective, constraints, form="primal", cite="004, eq. (1)", sense="min",
-                             hyper=hyper, rules=rules, factor=F)
+                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), direct=direct)
 
     def dual(self, K, y, C=1.0, *, psd="raise") -> cp.Problem:
         """Dual of 004 eq. (1): ``min 1/2 alpha'(K + I/C)alpha - y'alpha`` s.t. ``sum alpha = 0``."""
         K, y = self._data(K, y)
         hyper = self._check_hyper(C=C)
         P, rules = self._params(C_inv_param(), hyper)
-        F = self._factor(K, None, psd)
+        Kp, rep = self._psd_gram(K, psd)
         alpha = cp.Variable(K.shape[0], name="alpha")
-        objective = cp.Minimize(0.5 * cp.sum_squares(F.Phi.T @ alpha) + 0.5 * P["C_inv"] * cp.sum_squares(alpha) - y @ alpha)
+        objective = cp.Minimize(0.5 * cp.quad_form(alpha, cp.psd_wrap(Kp)) + 0.5 * P["C_inv"] * cp.sum_squares(alpha)
+                                - y @ alpha)
         constraints = [cp.sum(alpha) == 0]
+        direct = self._ls_direct(Kp, y, "dual", classification=False)
         return self._problem(objective, constraints, form="dual", cite="dual of 004, eq. (1)", sense="min",
-                             hyper=hyper, rules=rules, factor=F)
+                             hyper=hyper, rules=rules, gram=rep, scale=self._scale(K), direct=direct)
 
     def kkt_system(self, K, y, C=1.0) -> tuple[np.ndarray, np.ndarray]:
         """004, eq. (2): ``[[0, 1'], [1, K + I/C]] [b; alpha] = [0; y]``; returns ``(A, rhs)``."""
         K, y = self._data(K, y)
-        C = self._check_hyper(C=C)["C"]
+        C = self._check_scaled(self._check_hyper(C=C), self._scale(K))["C"]
         N = K.shape[0]
         A = np.zeros((N + 1, N + 1))
         A[0, 1:] = 1.0

@@ -50,25 +50,55 @@ class RLS(Formulation):
         c = cp.Variable(m, name="c")
         objective = cp.Minimize(cp.sum_squares(y - K @ c) / m + P["gamma"] * cp.sum_squares(F.Phi.T @ c))
         return self._problem(objective, [], form="primal", cite="001, eq. (7)", sense="min",
-                             hyper=hyper, rules=rules, factor=F)
+                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), direct=self._direct(K, y, "primal"))
 
     def dual(self, K, y, gamma=1.0, *, psd="raise") -> cp.Problem:
         """``min (m/4)||alpha||^2 + alpha'K alpha/(4 gamma) - y'alpha`` (derived above; ``alpha = 2 gamma c``)."""
         K, y = self._data(K, y)
         hyper = self._check_hyper(gamma=gamma)
         P, rules = self._params({"gamma_inv": ({"pos": True}, lambda h: 1.0 / h["gamma"])}, hyper)
-        F = self._factor(K, None, psd)
+        Kp, rep = self._psd_gram(K, psd)
         m = K.shape[0]
         alpha = cp.Variable(m, name="alpha")
         objective = cp.Minimize(
-            m / 4.0 * cp.sum_squares(alpha) + 0.25 * P["gamma_inv"] * cp.sum_squares(F.Phi.T @ alpha) - y @ alpha
+            m / 4.0 * cp.sum_squares(alpha) + 0.25 * P["gamma_inv"] * cp.quad_form(alpha, cp.psd_wrap(Kp)) - y @ alpha
         )
         return self._problem(objective, [], form="dual", cite="RLS dual (derived from 001, eq. (7))", sense="min",
-                             hyper=hyper, rules=rules, factor=F)
+                             hyper=hyper, rules=rules, gram=rep, scale=self._scale(K), direct=self._direct(Kp, y, "dual"))
+
+    @staticmethod
+    def _direct(K, y, form):
+        """Direct reference: 001 eq. (8) ``(m gamma I + K) c = y`` by Cholesky (LU if not SPD to working
+        precision), ``pocon`` condition estimate, extended-precision refinement; ``alpha = 2 gamma c``."""
+        from . import _certify as cert
+
+        m = K.shape[0]
+        cache = {}
+
+        def direct(problem, tol):
+            gamma = problem.info["hyper"]["gamma"]
+            if "K_ld" not in cache:
+                cache["K_ld"] = K.astype(cert.LD)
+            K_ld, mg = cache["K_ld"], cert.LD(m) * cert.LD(gamma)
+            A = K + (m * gamma) * np.eye(m)
+            c, info = cert.refined_solve(A, y, lambda x: K_ld @ x + mg * x, spd=True, tol=tol,
+                                         what="the RLS system (001, eq. (8))")
+            c_ld = c.astype(cert.LD)
+            Kc = K_ld @ c_ld
+            e = y.astype(cert.LD) - Kc
+            p = float(e @ e) / m + gamma * float(c_ld @ Kc)          # 001, eq. (7)
+            a_ld = 2 * cert.LD(gamma) * c_ld
+            d = float(m / 4.0 * (a_ld @ a_ld) + (a_ld @ (K_ld @ a_ld)) / (4 * cert.LD(gamma)) - y.astype(cert.LD) @ a_ld)
+            extra = {"gap_p_plus_d": p + d, "rel_gap": abs(p + d) / max(1.0, abs(d))}
+            if form == "dual":
+                return cert.direct_certified(d, {"alpha": np.asarray(a_ld, dtype=float)}, info, tol, extra=extra)
+            return cert.direct_certified(p, {"c": c}, info, tol, extra=extra)
+
+        return direct
 
     def system(self, K, y, gamma=1.0) -> tuple[np.ndarray, np.ndarray]:
         """001, eq. (8): ``(m gamma I + K) c = y``; returns ``(A, rhs)``."""
         K, y = self._data(K, y)
-        gamma = self._check_hyper(gamma=gamma)["gamma"]
+        gamma = self._check_scaled(self._check_hyper(gamma=gamma), self._scale(K))["gamma"]
         m = K.shape[0]
         return K + m * gamma * np.eye(m), y.copy()

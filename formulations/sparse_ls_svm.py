@@ -63,7 +63,7 @@ class SparseLSSVM(Formulation):
         objective = cp.Minimize(0.5 * cp.sum(cp.multiply(P["lam"], cp.square(alpha))) + 0.5 * P["C"] * cp.sum_squares(xi))
         constraints = [K @ alpha + b == y - xi]
         return self._problem(objective, constraints, form="primal", cite="004, eq. (3)", sense="min",
-                             hyper=hyper, rules=rules)
+                             hyper=hyper, rules=rules, scale=self._scale(K), direct=self._direct(K, y, "primal"))
 
     def dual(self, K, y, C=1.0, lam=None) -> cp.Problem:
         """``min 1/2 beta'(K diag(lam)^-1 K + I/C) beta - y'beta`` s.t. ``sum beta = 0`` (derived above)."""
@@ -79,14 +79,59 @@ class SparseLSSVM(Formulation):
                                 + 0.5 * P["C_inv"] * cp.sum_squares(beta) - y @ beta)
         constraints = [cp.sum(beta) == 0]
         return self._problem(objective, constraints, form="dual", cite="dual of 004, eq. (3)", sense="min",
-                             hyper=hyper, rules=rules)
+                             hyper=hyper, rules=rules, scale=self._scale(K), direct=self._direct(K, y, "dual"))
+
+    @staticmethod
+    def _direct(K, y, form):
+        """Direct reference: the system (004, eq. (4)) ``[[0, 1'], [1, H]] [b; beta] = [0; y]``,
+        ``H = K diag(lam)^-1 K + I/C``, by LU with ``gecon`` and refinement whose residuals are computed
+        in extended precision from K itself (two matrix-vector products, H is never trusted);
+        ``alpha = diag(lam)^-1 K beta``, ``xi = beta / C``."""
+        from . import _certify as cert
+
+        N = K.shape[0]
+        cache = {}
+
+        def direct(problem, tol):
+            h = problem.info["hyper"]
+            C, lam = h["C"], np.asarray(h["lam"], dtype=float)
+            if "K_ld" not in cache:
+                cache["K_ld"] = K.astype(cert.LD)
+            K_ld, iC, lam_ld = cache["K_ld"], cert.LD(1) / cert.LD(C), lam.astype(cert.LD)
+            A = np.zeros((N + 1, N + 1))
+            A[0, 1:] = 1.0
+            A[1:, 0] = 1.0
+            A[1:, 1:] = (K / lam[None, :]) @ K
+            A[np.arange(1, N + 1), np.arange(1, N + 1)] += 1.0 / C
+            if not np.all(np.isfinite(A)):
+                raise np.linalg.LinAlgError("K diag(lam)^-1 K overflows: some lam_i is too small for this K")
+
+            def mv(x):
+                b, beta = x[0], x[1:]
+                return np.concatenate([[np.sum(beta)], K_ld @ ((K_ld @ beta) / lam_ld) + beta * iC + b])
+
+            x, info = cert.refined_solve(A, np.concatenate([[0.0], y]), mv, tol=tol, what="the ISLS system (004, eq. (4))")
+            b, beta = float(x[0]), x[1:]
+            be = beta.astype(cert.LD)
+            Kb = K_ld @ be
+            al = Kb / lam_ld
+            d = float(0.5 * (al @ Kb) + 0.5 * (be @ be) * iC - y.astype(cert.LD) @ be)
+            xi = be * iC
+            p = float(0.5 * (lam_ld * al) @ al + 0.5 * cert.LD(C) * (xi @ xi))
+            extra = {"gap_p_plus_d": p + d, "rel_gap": abs(p + d) / max(1.0, abs(d))}
+            if form == "dual":
+                return cert.direct_certified(d, {"beta": beta}, info, tol, extra=extra)
+            return cert.direct_certified(p, {"alpha": np.asarray(al, dtype=float), "b": b,
+                                             "xi": np.asarray(xi, dtype=float)}, info, tol, extra=extra)
+
+        return direct
 
     def system(self, K, y, C=1.0, lam=None) -> tuple[np.ndarray, np.ndarray]:
         """004, eq. (4): ``[[0, 1'], [1, H]] [b; beta] = [0; y]``, ``H = K diag(lam)^-1 K + I/C``."""
         K, y = self._data(K, y)
         N = K.shape[0]
         lam = self._lam(np.ones(N) if lam is None else lam, N)
-        C = self._check_hyper(C=C)["C"]
+        C = self._check_scaled(self._check_hyper(C=C), self._scale(K))["C"]
         H = (K / lam[None, :]) @ K + np.eye(N) / C
         A = np.zeros((N + 1, N + 1))
         A[0, 1:] = 1.0

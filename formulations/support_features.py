@@ -6,6 +6,7 @@ import numpy as np
 
 from svmref._validation import check_labels, check_mu, check_positive, check_X
 
+from . import _certify as cert
 from ._base import Formulation
 
 
@@ -65,6 +66,27 @@ class SupportFeatures(Formulation):
             "sqrt_coef_mu": ({"nonneg": True}, lambda h: h["mu"] / (2.0 * np.sqrt(1.0 - h["mu"]))),
         }
 
+    @staticmethod
+    def _certifier(X, y, form, lam_from):
+        """Certificate on X: ``p(a, b) - W(lam) >= 0`` bounds both errors (``p* = W*``, 003 §2.5), with
+        ``a`` from (8), the exact best ``b`` and ``lam`` projected onto the feasible set."""
+
+        def certify(problem, values, duals, tol):
+            h = problem.info["hyper"]
+            c, lam, a, b = cert.sfm_certificate(X, y, h["C"], h["mu"], lam_from(values, duals), tol,
+                                                a_primal=values.get("a") if form == "primal" else None)
+            c.method = "duality gap on X (003 eqs. (5), (10))"
+            if form == "primal":
+                c.objective = c.residuals["objective_primal"]
+            else:
+                c.values = {"lam": lam}
+            return c
+
+        return certify
+
+    def _scale_X(self, X) -> float:
+        return float(X.shape[0]) * float(np.max(np.abs(X))) ** 2 if np.any(X) else None
+
     def primal(self, X, y, C=1.0, mu=0.0) -> cp.Problem:
         """003, eq. (5): ``min sum((1-mu) a_i^2 + mu|a_i|) + C sum delta`` s.t. ``y_j(a'x_j + b) >= 1 - delta_j, delta >= 0``."""
         X, y = self._xy(X, y)
@@ -78,7 +100,8 @@ class SupportFeatures(Formulation):
         objective = cp.Minimize(P["one_minus_mu"] * cp.sum_squares(a) + P["mu"] * cp.norm1(a) + P["C"] * cp.sum(delta))
         constraints = [cp.multiply(y, X @ a + b) >= 1 - delta, delta >= 0]
         return self._problem(objective, constraints, form="primal", cite="003, eq. (5)", sense="min",
-                             hyper=hyper, rules=rules)
+                             hyper=hyper, rules=rules, scale=self._scale_X(X),
+                             certify=self._certifier(X, y, "primal", lambda v, d: d[0]))
 
     def dual(self, X, y, C=1.0, mu=0.0) -> cp.Problem:
         """003, eq. (10): ``max sum lam - 1/(4(1-mu)) sum_i max{0, |w_i| - mu}^2``, ``w = X'(y*lam)``,
@@ -93,7 +116,8 @@ class SupportFeatures(Formulation):
         objective = cp.Maximize(cp.sum(lam) - cp.sum_squares(cp.pos(P["sqrt_coef"] * cp.abs(w) - P["sqrt_coef_mu"])))
         constraints = [lam >= 0, lam <= P["C"], y @ lam == 0]
         return self._problem(objective, constraints, form="dual", cite="003, eq. (10)", sense="max",
-                             hyper=hyper, rules=rules)
+                             hyper=hyper, rules=rules, scale=self._scale_X(X),
+                             certify=self._certifier(X, y, "dual", lambda v, d: v["lam"]))
 
     def qp(self, X, y, C=1.0, mu=0.0) -> cp.Problem:
         """003, eq. (13): ``max sum lam - 1/(4(1-mu)) sum gamma_i^2`` s.t. ``gamma_i >= |w_i| - mu``, box, ``y'lam = 0``."""
@@ -108,7 +132,8 @@ class SupportFeatures(Formulation):
         objective = cp.Maximize(cp.sum(lam) - P["coef"] * cp.sum_squares(gamma))
         constraints = [gamma >= cp.abs(w) - P["mu"], lam >= 0, lam <= P["C"], y @ lam == 0]
         return self._problem(objective, constraints, form="qp", cite="003, eq. (13)", sense="max",
-                             hyper=hyper, rules=rules)
+                             hyper=hyper, rules=rules, scale=self._scale_X(X),
+                             certify=self._certifier(X, y, "qp", lambda v, d: v["lam"]))
 
     @staticmethod
     def recover_a(X, y, lam, mu) -> np.ndarray:

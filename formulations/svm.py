@@ -40,8 +40,9 @@ class L1SVM(Formulation):
         xi = cp.Variable(N, name="xi")
         objective = cp.Minimize(0.5 * cp.sum_squares(W) + P["C"] * cp.sum(xi))
         constraints = [cp.multiply(y, Phi @ W + b) >= 1 - xi, xi >= 0]
+        certify = self._box_certifier("l1", K, y, "primal", lambda v, d: d[0], Phi)
         return self._problem(objective, constraints, form="primal", cite="003, eq. (2)", sense="min",
-                             hyper=hyper, rules=rules, factor=F)
+                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), certify=certify)
 
     def dual(self, K, y, C=1.0, *, psd="raise") -> cp.Problem:
         """003, eq. (3) as a minimisation: ``min 1/2 (alpha*y)' K (alpha*y) - sum alpha``,
@@ -49,12 +50,14 @@ class L1SVM(Formulation):
         K, y = self._data(K, y)
         hyper = self._check_hyper(C=C)
         P, rules = self._params(C_param(), hyper)
-        F = self._factor(K, None, psd)
+        Kp, rep = self._psd_gram(K, psd)
         alpha = cp.Variable(K.shape[0], name="alpha")
-        objective = cp.Minimize(0.5 * cp.sum_squares(F.Phi.T @ cp.multiply(y, alpha)) - cp.sum(alpha))
+        Q = (y[:, None] * Kp) * y[None, :]  # (alpha*y)' K (alpha*y) = alpha' Q alpha, exactly (no factor)
+        objective = cp.Minimize(0.5 * cp.quad_form(alpha, cp.psd_wrap(Q)) - cp.sum(alpha))
         constraints = [y @ alpha == 0, alpha >= 0, alpha <= P["C"]]
+        certify = self._box_certifier("l1", Kp, y, "dual", lambda v, d: v["alpha"])
         return self._problem(objective, constraints, form="dual", cite="003, eq. (3); 000, eq. (5) with lower bound 0",
-                             sense="min", hyper=hyper, rules=rules, factor=F)
+                             sense="min", hyper=hyper, rules=rules, gram=rep, scale=self._scale(K), certify=certify)
 
 
 class L2SVM(Formulation):
@@ -100,19 +103,22 @@ class L2SVM(Formulation):
         xi = cp.Variable(N, name="xi")
         objective = cp.Minimize(0.5 * cp.sum_squares(W) + 0.5 * P["C"] * cp.sum_squares(xi))
         constraints = [cp.multiply(y, Phi @ W + b) >= 1 - xi]
+        certify = self._box_certifier("l2", K, y, "primal", lambda v, d: d[0], Phi)
         return self._problem(objective, constraints, form="primal", cite="000 §1 (L2-SVM)", sense="min",
-                             hyper=hyper, rules=rules, factor=F)
+                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), certify=certify)
 
     def dual(self, K, y, C=1.0, *, psd="raise") -> cp.Problem:
         """``min 1/2 (alpha*y)'(K + I/C)(alpha*y) - sum alpha`` s.t. ``y'alpha = 0, alpha >= 0`` (derived above)."""
         K, y = self._data(K, y)
         hyper = self._check_hyper(C=C)
         P, rules = self._params(C_inv_param(), hyper)
-        F = self._factor(K, None, psd)
+        Kp, rep = self._psd_gram(K, psd)
         alpha = cp.Variable(K.shape[0], name="alpha")
-        ya = cp.multiply(y, alpha)
-        # (alpha*y)' (K + I/C) (alpha*y) = ||Phi'(alpha*y)||^2 + ||alpha||^2 / C   (y_i^2 = 1)
-        objective = cp.Minimize(0.5 * cp.sum_squares(F.Phi.T @ ya) + 0.5 * P["C_inv"] * cp.sum_squares(alpha) - cp.sum(alpha))
+        Q = (y[:, None] * Kp) * y[None, :]
+        # (alpha*y)' (K + I/C) (alpha*y) = alpha' Q alpha + ||alpha||^2 / C   (y_i^2 = 1)
+        objective = cp.Minimize(0.5 * cp.quad_form(alpha, cp.psd_wrap(Q)) + 0.5 * P["C_inv"] * cp.sum_squares(alpha)
+                                - cp.sum(alpha))
         constraints = [y @ alpha == 0, alpha >= 0]
+        certify = self._box_certifier("l2", Kp, y, "dual", lambda v, d: v["alpha"])
         return self._problem(objective, constraints, form="dual", cite="L2-SVM dual (derived; 000 Table 1)",
-                             sense="min", hyper=hyper, rules=rules, factor=F)
+                             sense="min", hyper=hyper, rules=rules, gram=rep, scale=self._scale(K), certify=certify)

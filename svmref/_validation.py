@@ -17,6 +17,7 @@ __all__ = [
     "check_labels",
     "check_targets",
     "check_positive",
+    "check_scaled",
     "check_mu",
     "check_weights",
     "check_tol",
@@ -122,6 +123,40 @@ def check_positive(value, name: str) -> float:
     v = float(value)
     if not np.isfinite(v) or v <= 0.0:
         raise ValueError(f"{name} must be a finite number > 0; got {value!r}")
+    with np.errstate(over="ignore", divide="ignore"):
+        inv = 1.0 / v
+    if not np.isfinite(inv):
+        raise ValueError(
+            f"{name} = {value!r} is too small: 1/{name} overflows to infinity in float64 "
+            f"(the smallest usable value is about {1.0 / np.finfo(float).max:.3g})"
+        )
+    return v
+
+
+def check_scaled(value, name: str, scale: float, what: str = "max|K|") -> float:
+    """A positive hyperparameter that multiplies a matrix: ``value * scale`` must neither overflow nor
+    underflow to 0 (``scale`` is e.g. ``N * max|K|``, the size of ``K alpha`` for ``alpha`` of order 1).
+
+    This refuses, naming the parameter, a ``C`` (or ``gamma``, ``zeta``) with which ``C K`` or ``1/C``
+    cannot be represented, instead of failing later inside a solver with a message about a matrix the
+    user never passed (:func:`check_positive` already refuses a value whose reciprocal overflows).
+    """
+    v = check_positive(value, name)
+    scale = float(scale)
+    if not np.isfinite(scale) or scale <= 0.0:
+        return v
+    with np.errstate(over="ignore", under="ignore"):
+        prod = v * scale
+    if not np.isfinite(prod):
+        raise ValueError(
+            f"{name} = {value!r} is too large: {name} x {what} = {name} x {scale:.3g} overflows float64; "
+            f"use {name} <= {np.finfo(float).max / scale:.3g} or rescale the data"
+        )
+    if prod < np.finfo(float).tiny:
+        raise ValueError(
+            f"{name} = {value!r} is too small: {name} x {what} = {name} x {scale:.3g} underflows "
+            f"(below {np.finfo(float).tiny:.3g}); use {name} >= {np.finfo(float).tiny / scale:.3g} or rescale the data"
+        )
     return v
 
 

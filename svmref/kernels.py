@@ -40,11 +40,40 @@ def _pair(X, Z):
     return X, Z, False
 
 
+def _scale_note(X, Z, same) -> str:
+    sx = float(np.max(np.abs(X)))
+    if same:
+        return f"X has entries up to {sx:.3g} in absolute value"
+    return f"X has entries up to {sx:.3g} and Z up to {float(np.max(np.abs(Z))):.3g} in absolute value"
+
+
+def _refuse_overflow(M, X, Z, same, what: str) -> None:
+    """Raise naming X (and Z) and their scale if the kernel's intermediate ``M`` overflowed."""
+    if not np.all(np.isfinite(M)):
+        raise ValueError(
+            f"computing {what} overflows float64: {_scale_note(X, Z, same)}; rescale the data "
+            "(e.g. standardise each feature) before computing the kernel"
+        )
+
+
 def linear_kernel(X, Z=None) -> np.ndarray:
-    """``K_ij = x_i^T z_j`` (002, linear kernel)."""
+    """``K_ij = x_i^T z_j`` (002, linear kernel).
+
+    Refuses (``ValueError`` naming X and its scale) data whose inner products overflow float64, or
+    underflow so that every entry of a kernel of non-zero data is 0.
+    """
     X, Z, same = _pair(X, Z)
     check_kernel_memory(X.shape[0], Z.shape[0])
-    K = X @ Z.T
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        K = X @ Z.T
+    _refuse_overflow(K, X, Z, same, "the linear kernel x_i'z_j")
+    if not np.any(K) and np.any(X) and np.any(Z):
+        tiny = np.einsum("ij,ij->i", X, X)
+        if not np.any(tiny):
+            raise ValueError(
+                f"the linear kernel x_i'z_j underflows to 0 for every pair: {_scale_note(X, Z, same)}; "
+                "rescale the data before computing the kernel"
+            )
     if same:
         K = 0.5 * (K + K.T)
     return K
@@ -58,17 +87,27 @@ def polynomial_kernel(X, Z=None, *, c: float = 1.0, d: int = 2) -> np.ndarray:
     K = linear_kernel(X, Z)
     K /= c
     K += 1.0
-    return K ** int(d)
+    with np.errstate(over="ignore", invalid="ignore"):
+        K = K ** int(d)
+    if not np.all(np.isfinite(K)):
+        X, Z, same = _pair(X, Z)
+        raise ValueError(
+            f"the polynomial kernel (1 + x'z/c)^d with c = {c:g}, d = {int(d)} overflows float64: "
+            f"{_scale_note(X, Z, same)}; rescale the data or increase c"
+        )
+    return K
 
 
 def _sq_dists(X, Z, same) -> np.ndarray:
     check_kernel_memory(X.shape[0], Z.shape[0])
-    xx = np.einsum("ij,ij->i", X, X)
-    zz = xx if same else np.einsum("ij,ij->i", Z, Z)
-    D = X @ Z.T
-    D *= -2.0
-    D += xx[:, None]
-    D += zz[None, :]
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        xx = np.einsum("ij,ij->i", X, X)
+        zz = xx if same else np.einsum("ij,ij->i", Z, Z)
+        D = X @ Z.T
+        D *= -2.0
+        D += xx[:, None]
+        D += zz[None, :]
+    _refuse_overflow(D, X, Z, same, "the squared distances ||x_i - z_j||^2")
     np.maximum(D, 0.0, out=D)
     if same:
         D = 0.5 * (D + D.T)
@@ -82,10 +121,14 @@ def rbf_kernel(X, Z=None, *, sigma: float = 1.0) -> np.ndarray:
     Note the absence of the factor 2: 001 uses ``2 sigma^2`` (see :func:`gaussian_kernel`).
     """
     sigma = check_positive(sigma, "sigma")
+    s2 = sigma * sigma
+    if s2 == 0.0 or not np.isfinite(s2) or not np.isfinite(1.0 / s2):
+        raise ValueError(f"sigma = {sigma!r} is out of range: sigma^2 = {s2!r} (or 1/sigma^2) is not a finite number > 0")
     X, Z, same = _pair(X, Z)
     D = _sq_dists(X, Z, same)
-    D *= -1.0 / (sigma * sigma)
-    return np.exp(D, out=D)
+    with np.errstate(over="ignore", under="ignore"):
+        D *= -1.0 / s2  # may reach -inf (exp gives exactly 0): a genuine limit, not an error
+        return np.exp(D, out=D)
 
 
 def gaussian_kernel(X, Z=None, *, sigma: float = 1.0) -> np.ndarray:

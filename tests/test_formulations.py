@@ -356,8 +356,12 @@ def test_set_params_matches_a_fresh_build():
 
 def test_reference_cross_check_is_reported_and_failures_name_the_status():
     X, y, K = instance("rbf", seed=19)
-    sol = F.solve(F.get("l1_svm").dual(K, y, C=1.0))
-    assert sol.solver == "CLARABEL" and sol.cross_check["solver"] == "ECOS"
+    sol = F.solve(F.get("l1_svm").dual(K, y, C=1.0))  # certified: no second solver unless marginal
+    assert sol.solver == "CLARABEL" and sol.certified and sol.residuals["rel_gap"] <= 1e-8
+    if not sol.cross_check:
+        assert np.isnan(sol.disagreement)
+    sol = F.solve(F.get("l1_svm").dual(K, y, C=1.0), cross_check=True)  # requested: ECOS
+    assert sol.cross_check["solver"] == "ECOS"
     assert sol.disagreement <= 1e-6
     osqp = F.solve(F.get("l1_svm").dual(K, y, C=1.0), cross_check="OSQP")
     assert osqp.cross_check["solver"] == "OSQP" and osqp.disagreement <= 1e-5

@@ -1,0 +1,362 @@
+"""Certificates of reference solutions, computed on the ORIGINAL K (or X), never on a factor.
+
+Two kinds of problem (issue 18):
+
+* **Inequality (box) problems** (the duals and primals of l1_svm, l2_svm, least_1norm_svm, and the
+  support features machine): the solver's multipliers are projected onto the feasible set (box, then
+  the equality ``y' alpha = 0`` exactly), the dual value ``d(alpha)`` is evaluated on K, and the primal
+  point that alpha defines (``W = sum_i alpha_i y_i phi(x_i)``, the best ``b`` by an exact 1-D
+  minimisation, the optimal slacks) is evaluated on K too. Weak duality gives
+  ``0 <= p(W, b) - p* <= p(W, b) + d(alpha)`` and ``0 <= d(alpha) - d* <= p(W, b) + d(alpha)``
+  (``p* = -d*``): the duality gap bounds the error of both objective values. The KKT residual
+  (stationarity on the free set, signs on the bounds) is reported too. If the gap is above the
+  tolerance, an active-set Newton step polishes alpha: the equality-constrained QP on the free
+  variables, bounded ones fixed, is solved exactly (a dense symmetric solve), violators are moved,
+  and the certificate is recomputed.
+* **Equality-only problems** (LS-SVM classification and regression, RLS, the weighted ISLS problem):
+  the KKT system is solved directly (LAPACK LU, or Cholesky when SPD), its 1-norm condition number is
+  estimated (``gecon`` / ``pocon``, O(N^2) after the factorisation) and iterative refinement with
+  residuals in extended precision (``numpy.longdouble``) is applied; the last correction estimates
+  the forward error. A system that is singular to working precision is refused; one whose estimated
+  error is above the tolerance is reported (:class:`ReferenceAccuracyWarning`).
+
+Each certifier returns a :class:`Certified`; :func:`svmref.formulations.solve` turns it into a
+:class:`~svmref.formulations.Solution`.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg as sla
+from scipy.linalg import lapack
+
+EPS = float(np.finfo(float).eps)
+LD = np.longdouble
+
+
+class ReferenceAccuracyWarning(UserWarning):
+    """The reference's estimated relative error is above the requested tolerance (ill-conditioned system)."""
+
+
+@dataclass
+class Certified:
+    """What a certifier found: the certified ``objective`` (problem's own sense), ``values`` to
+    replace the solver's (None: keep them), the ``residuals`` (name -> value), which of them failed
+    (``failed``: name -> (value, tolerance)), whether a polish step was used, and the condition estimate."""
+
+    objective: float
+    values: dict | None
+    residuals: dict
+    failed: dict = field(default_factory=dict)
+    polished: bool = False
+    condition: float = float("nan")
+    method: str = ""
+
+    @property
+    def certified(self) -> bool:
+        return not self.failed
+
+
+def _rel(x: float, scale: float) -> float:
+    return abs(x) / max(1.0, abs(scale))
+
+
+# ------------------------------------------------------------------------------------------------
+# 1-D minimisation over b of the losses (exact): t_i = y_i - f_i, residual 1 - y_i (f_i + b) = y_i (t_i - b)
+# ------------------------------------------------------------------------------------------------
+def _argmin_pl(t, wpos, wneg) -> float:
+    """argmin_b sum_i wpos_i max(0, t_i - b) + wneg_i max(0, b - t_i) (convex piecewise linear)."""
+    order = np.argsort(t, kind="stable")
+    ts, wp, wn = t[order], wpos[order], wneg[order]
+    # slope just right of ts[k]: sum_{j<=k} wn_j - sum_{j>k} wp_j
+    slope = np.cumsum(wn) - (np.sum(wp) - np.cumsum(wp))
+    k = int(np.argmax(slope >= 0)) if np.any(slope >= 0) else len(ts) - 1
+    return float(ts[k])
+
+
+def _argmin_sq(t, wpos, wneg) -> float:
+    """argmin_b 1/2 sum_i wpos_i max(0, t_i - b)^2 + wneg_i max(0, b - t_i)^2 (convex, C^1)."""
+    order = np.argsort(t, kind="stable")
+    ts, wp, wn = t[order], wpos[order], wneg[order]
+    n = len(ts)
+    cn, cnt = np.cumsum(wn), np.cumsum(wn * ts)
+    rp, rpt = np.sum(wp) - np.cumsum(wp), np.sum(wp * ts) - np.cumsum(wp * ts)
+    # derivative at b = ts[k]: sum_{j<=k} wn_j (ts_k - ts_j) - sum_{j>k} wp_j (ts_j - ts_k)
+    D = (cn * ts - cnt) - (rpt - rp * ts)
+    k = int(np.argmax(D >= 0)) if np.any(D >= 0) else n - 1
+    # on [ts[k-1], ts[k]] the active sets are {j <= k-1} (neg side) and {j >= k} (pos side)
+    A_neg = cn[k - 1] if k > 0 else 0.0
+    B_neg = cnt[k - 1] if k > 0 else 0.0
+    A_pos = np.sum(wp[k:])
+    B_pos = np.sum(wp[k:] * ts[k:])
+    A = A_neg + A_pos
+    return float((B_neg + B_pos) / A) if A > 0 else float(ts[k])
+
+
+def best_b(kind: str, y, f) -> float:
+    """The b minimising the loss part of the primal for fixed f = K (y * alpha) (exact)."""
+    t = y - f
+    pos = (y > 0).astype(float)
+    neg = 1.0 - pos
+    if kind == "l1":
+        return _argmin_pl(t, pos, neg)
+    if kind == "l1n":
+        one = np.ones_like(t)
+        return _argmin_pl(t, one, one)
+    if kind == "l2":
+        return _argmin_sq(t, pos, neg)
+    raise ValueError(kind)
+
+
+def primal_loss(kind: str, C: float, y, f, b) -> float:
+    r = 1.0 - y * (f + b)
+    if kind == "l1":
+        return C * float(np.sum(np.maximum(r, 0.0)))
+    if kind == "l1n":
+        return C * float(np.sum(np.abs(r)))
+    return 0.5 * C * float(np.sum(np.maximum(r, 0.0) ** 2))
+
+
+# ------------------------------------------------------------------------------------------------
+# Box-constrained duals: min 1/2 a'Qa - 1'a  s.t. y'a = 0, l <= a <= u,  Q = YKY (+ I/C for l2)
+# ------------------------------------------------------------------------------------------------
+def box_bounds(kind: str, C: float, n: int):
+    lo = -C if kind == "l1n" else 0.0
+    hi = np.inf if kind == "l2" else C
+    return np.full(n, lo), np.full(n, hi)
+
+
+def project_feasible(alpha, y, lo, hi):
+    """Clip to the box, then move along the box's room to satisfy ``y'alpha = 0`` (exactly to round-off)."""
+    a = np.clip(np.asarray(alpha, dtype=float), lo, hi)
+    for _ in range(3):
+        r = float(y @ a)
+        if r == 0.0:
+            break
+        s = np.sign(-r * y)  # direction of each coordinate's move
+        room = np.where(s > 0, hi - a, a - lo)
+        room = np.where(np.isfinite(room), room, max(1.0, float(np.max(np.abs(a)))))
+        tot = float(np.sum(room))
+        if tot <= 0.0:
+            break
+        a = np.clip(a + s * room * min(1.0, abs(r) / tot), lo, hi)
+    return a
+
+
+def box_dual_value(kind, K, y, C, a):
+    v = y * a
+    f = K @ v
+    d = 0.5 * float(v @ f) - float(np.sum(a))
+    if kind == "l2":
+        d += 0.5 * float(a @ a) / C
+    return d, f
+
+
+def box_certificate(kind, K, y, C, alpha, tol, *, kkt_tol=None, raw_alpha=None) -> tuple[Certified, np.ndarray, float]:
+    """Certificate of ``alpha`` (projected first) for the box dual of ``kind`` ("l1", "l2", "l1n")."""
+    n = len(y)
+    lo, hi = box_bounds(kind, C, n)
+    raw = np.asarray(alpha if raw_alpha is None else raw_alpha, dtype=float)
+    scale_a = max(1.0, float(np.max(np.abs(raw))))
+    eq_res = abs(float(y @ raw)) / max(1.0, float(np.sum(np.abs(raw))))
+    bound_res = float(np.max(np.maximum(np.maximum(lo - raw, raw - hi), 0.0))) / max(1.0, C if kind != "l2" else scale_a)
+    a = project_feasible(alpha, y, lo, hi)
+    d, f = box_dual_value(kind, K, y, C, a)
+    b = best_b(kind, y, f)
+    p = 0.5 * float((y * a) @ f) + primal_loss(kind, C, y, f, b)
+    gap = p + d
+    # KKT: reduced gradient g_i = y_i (f_i + b) - 1 (+ alpha_i / C for l2); zero on the free set,
+    # >= 0 at the lower bound, <= 0 at the upper one. Natural residual |a - clip(a - g w, lo, hi)| / w
+    # (w the box width): 0 iff KKT holds; min(|g_i|, distance to the bound / w) otherwise.
+    g = y * (f + b) - 1.0 + (a / C if kind == "l2" else 0.0)
+    width = np.where(np.isfinite(hi - lo), hi - lo, scale_a)
+    viol = np.abs(a - np.clip(a - g * width, lo, hi)) / width
+    kkt = float(np.max(viol)) if n else 0.0
+    res = {"objective_dual": d, "objective_primal": p, "gap": gap, "rel_gap": _rel(gap, d),
+           "eq_feasibility": eq_res, "bound_feasibility": bound_res, "kkt": kkt, "b": b}
+    failed = {}
+    if not np.isfinite(d) or not np.isfinite(p):
+        failed["objective"] = (float("nan"), tol)
+    if not (res["rel_gap"] <= tol) or gap < -max(1.0, abs(d)) * 1e3 * EPS * n:
+        failed["rel_gap"] = (res["rel_gap"], tol)
+    if not (eq_res <= tol):
+        failed["eq_feasibility"] = (eq_res, tol)
+    if not (bound_res <= tol):
+        failed["bound_feasibility"] = (bound_res, tol)
+    kt = np.sqrt(tol) if kkt_tol is None else kkt_tol
+    if not (kkt <= kt):
+        failed["kkt"] = (kkt, kt)
+    return Certified(d, None, res, failed), a, b
+
+
+def _solve_sym(A, rhs):
+    """Solve a symmetric (possibly singular, consistent) system; least squares when singular."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", sla.LinAlgWarning)
+            x = sla.solve(A, rhs, assume_a="sym", check_finite=False)
+        if np.all(np.isfinite(x)):
+            return x
+    except (np.linalg.LinAlgError, sla.LinAlgWarning, ValueError):
+        pass
+    return sla.lstsq(A, rhs, check_finite=False, lapack_driver="gelsy")[0]
+
+
+def box_polish(kind, K, y, C, alpha, tol, *, max_iter: int = 8):
+    """Active-set Newton polish of a box dual. Returns (best Certified, alpha, b) over the tried sets."""
+    n = len(y)
+    lo, hi = box_bounds(kind, C, n)
+    a0 = project_feasible(alpha, y, lo, hi)
+    best = None
+    width = np.where(np.isfinite(hi - lo), hi - lo, max(1.0, float(np.max(np.abs(a0)))))
+    for delta in (1e-6, 1e-9, 1e-4, 1e-3):
+        at_lo = (a0 - lo) <= delta * width
+        at_hi = ((hi - a0) <= delta * width) & ~at_lo
+        for _ in range(max_iter):
+            free = ~(at_lo | at_hi)
+            a = np.where(at_lo, lo, np.where(at_hi, hi, a0))
+            F = np.flatnonzero(free)
+            B = np.flatnonzero(~free)
+            yF = y[F]
+            QFF = (yF[:, None] * K[np.ix_(F, F)]) * yF[None, :]
+            if kind == "l2":
+                QFF[np.diag_indices_from(QFF)] += 1.0 / C
+            rhs_top = 1.0 - yF * (K[np.ix_(F, B)] @ (y[B] * a[B])) if len(B) else np.ones(len(F))
+            M = np.zeros((len(F) + 1, len(F) + 1))
+            M[:-1, :-1] = QFF
+            M[:-1, -1] = yF
+            M[-1, :-1] = yF
+            rhs = np.concatenate([rhs_top, [-float(y[B] @ a[B])]])
+            sol = _solve_sym(M, rhs)
+            a[F] = sol[:-1]
+            b = float(sol[-1])
+            # primal feasibility of the free variables
+            out_lo = free & (a < lo - 1e-12 * width)
+            out_hi = free & (a > hi + 1e-12 * width)
+            if out_lo.any() or out_hi.any():
+                at_lo = at_lo | out_lo
+                at_hi = at_hi | out_hi
+                continue
+            f = K @ (y * a)
+            g = y * (f + b) - 1.0 + (a / C if kind == "l2" else 0.0)
+            bad = (at_lo & (g < -np.sqrt(tol))) | (at_hi & (g > np.sqrt(tol)))
+            if bad.any():
+                at_lo = at_lo & ~bad
+                at_hi = at_hi & ~bad
+                continue
+            break
+        cert, ap, bp = box_certificate(kind, K, y, C, a, tol)
+        if best is None or cert.residuals["rel_gap"] < best[0].residuals["rel_gap"] or (
+                cert.certified and not best[0].certified):
+            best = (cert, ap, bp)
+        if cert.certified:
+            break
+    return best
+
+
+# ------------------------------------------------------------------------------------------------
+# Support features machine (003): p(a, b) on X and W(lam) on X
+# ------------------------------------------------------------------------------------------------
+def sfm_certificate(X, y, C, mu, lam, tol, a_primal=None):
+    n = len(y)
+    lo, hi = np.zeros(n), np.full(n, C)
+    raw = np.asarray(lam, dtype=float)
+    eq_res = abs(float(y @ raw)) / max(1.0, float(np.sum(np.abs(raw))))
+    bound_res = float(np.max(np.maximum(np.maximum(lo - raw, raw - hi), 0.0))) / max(1.0, C)
+    lam = project_feasible(raw, y, lo, hi)
+    w = X.T @ (y * lam)  # 003, eq. (6)
+    excess = np.maximum(np.abs(w) - mu, 0.0)
+    W = float(np.sum(lam)) - float(excess @ excess) / (4.0 * (1.0 - mu))  # 003, eq. (10)
+    a = np.sign(w) * excess / (2.0 * (1.0 - mu))  # 003, eq. (8)
+    f = X @ a
+    b = best_b("l1", y, f)
+    p = float((1.0 - mu) * (a @ a) + mu * np.sum(np.abs(a))) + primal_loss("l1", C, y, f, b)  # 003, eq. (5)
+    if a_primal is not None:  # the primal solver's own a: another upper bound on p*; keep the smaller
+        a2 = np.asarray(a_primal, dtype=float)
+        f2 = X @ a2
+        b2 = best_b("l1", y, f2)
+        p2 = float((1.0 - mu) * (a2 @ a2) + mu * np.sum(np.abs(a2))) + primal_loss("l1", C, y, f2, b2)
+        if p2 < p:
+            p, a, b = p2, a2, b2
+    gap = p - W
+    res = {"objective_dual": W, "objective_primal": p, "gap": gap, "rel_gap": _rel(gap, W),
+           "eq_feasibility": eq_res, "bound_feasibility": bound_res, "b": b}
+    failed = {}
+    if not (res["rel_gap"] <= tol):
+        failed["rel_gap"] = (res["rel_gap"], tol)
+    if not (eq_res <= tol):
+        failed["eq_feasibility"] = (eq_res, tol)
+    if not (bound_res <= tol):
+        failed["bound_feasibility"] = (bound_res, tol)
+    return Certified(W, None, res, failed), lam, a, b
+
+
+# ------------------------------------------------------------------------------------------------
+# Equality-only problems: direct solve, condition estimate, extended-precision refinement
+# ------------------------------------------------------------------------------------------------
+def refined_solve(A, rhs, matvec_ld, *, spd: bool = False, tol: float = 1e-8, what: str = "the KKT system",
+                  max_refine: int = 6):
+    """Solve ``A x = rhs`` with LU (or Cholesky if ``spd``), estimate ``cond_1(A)`` (gecon/pocon) and
+    refine with residuals ``rhs - A x`` computed in extended precision by ``matvec_ld``.
+
+    Returns ``(x, info)`` with ``condition``, ``refinement_steps``, ``est_rel_error`` (the last
+    correction's relative size, or ``cond * eps`` if refinement did not converge) and
+    ``backward_error``. Raises ``numpy.linalg.LinAlgError`` (caught by the caller) when A is singular
+    to working precision.
+    """
+    anorm = float(np.max(np.sum(np.abs(A), axis=0)))
+    if spd:
+        try:
+            c, low = sla.cho_factor(A, lower=False, check_finite=False)
+        except np.linalg.LinAlgError:
+            spd = False
+        else:
+            rcond, info = lapack.dpocon(c, anorm, uplo="U")
+
+            def solve(r):
+                return sla.cho_solve((c, low), r, check_finite=False)
+    if not spd:
+        lu, piv = sla.lu_factor(A, check_finite=False)
+        if np.any(np.diag(lu) == 0.0):
+            raise np.linalg.LinAlgError(f"{what} is exactly singular (zero pivot in LU)")
+        rcond, info = lapack.dgecon(lu, anorm, norm="1")
+
+        def solve(r):
+            return sla.lu_solve((lu, piv), r, check_finite=False)
+    cond = float(1.0 / rcond) if rcond > 0 else float("inf")
+    if not np.isfinite(cond) or cond * EPS >= 0.5:
+        raise np.linalg.LinAlgError(f"{what} is singular to working precision (estimated 1-norm condition number {cond:.3g})")
+    x = solve(rhs)
+    rhs_ld = np.asarray(rhs, dtype=LD)
+    steps, last, prev, converged = 0, float("inf"), float("inf"), False
+    for steps in range(1, max_refine + 1):  # noqa: B007
+        r = rhs_ld - matvec_ld(x.astype(LD))
+        dx = solve(np.asarray(r, dtype=float))
+        x = (x.astype(LD) + dx.astype(LD)).astype(float)
+        last = float(np.max(np.abs(dx))) / max(float(np.max(np.abs(x))), np.finfo(float).tiny)
+        if last <= 2 * EPS:
+            converged = True
+            break
+        if last > 0.5 * prev:  # stagnation: no further gain
+            break
+        prev = last
+    r = rhs_ld - matvec_ld(x.astype(LD))
+    bnorm = float(np.max(np.abs(np.asarray(r, dtype=float))))
+    backward = bnorm / max(anorm * float(np.max(np.abs(x))) + float(np.max(np.abs(rhs))), np.finfo(float).tiny)
+    est = max(last, EPS) if converged or last < cond * EPS else max(cond * EPS, last)
+    return x, {"condition": cond, "refinement_steps": steps, "est_rel_error": est, "backward_error": backward,
+               "factorisation": "Cholesky (dpotrf, dpocon)" if spd else "LU (dgetrf, dgecon)"}
+
+
+def direct_certified(objective, values, info, tol, *, extra=None) -> Certified:
+    res = dict(info)
+    res.update(extra or {})
+    failed = {}
+    if not (info["est_rel_error"] <= tol):
+        failed["est_rel_error"] = (info["est_rel_error"], tol)
+    if not np.isfinite(objective):
+        failed["objective"] = (objective, tol)
+    return Certified(float(objective), values, res, failed, polished=info["refinement_steps"] > 0,
+                     condition=info["condition"], method="direct")
