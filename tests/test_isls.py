@@ -1,11 +1,15 @@
 """ISLS-SVM (004, Algorithm 1): :mod:`svmref.solvers.isls`.
 
-* every iteration's system solution equals the weighted primal (004 eq. (3)) solved by cvxpy with the
-  same weights (patterns that left the model: ``alpha_i = 0`` imposed, the limit ``lambda_i -> inf``);
-* the reduced (active-set, Woodbury) solve equals the plain N x N system (4), including the tiny
-  weights that the drop rule removes, and the whole run equals a plain loop that never drops;
-* the low-rank path equals the dense path on a kernel of low rank;
-* Ripley's data (MASS synth.tr / synth.te): ISLS far sparser than LS-SVM, comparable test error.
+* every iteration's solution equals the weighted primal (004 eq. (3)) solved by cvxpy with the same
+  weights (patterns that left the model: ``alpha_i = 0`` imposed, the limit ``lambda_i -> inf``), on the QR
+  path and on the Cholesky + refinement path;
+* the reduced solve equals the plain N x N system (4), and the whole run equals a plain loop that never drops;
+* scale: invariant to ``y -> t y`` and ``(K, C) -> (s K, C / s)`` (``weight_scale="auto"``); 004 verbatim
+  (``weight_scale=1``) is equivariant under ``(K, y, C) -> (s K, sqrt(s) y, C / s)`` and equals the auto
+  form for +-1 labels and a unit-diagonal kernel;
+* Ripley's data (MASS synth.tr / synth.te) at C in {1, 10, 100, 300, 1000}: within 3 points of the
+  LS-SVM's test error with at most 30 support vectors; motorcycle with raw targets: finite MSE on 10 splits;
+* a diverging run raises :class:`ISLSDivergenceError` naming the iteration; labels that are not +-1 are refused.
 
 The weighted problems have unique solutions (the objective (3) is strictly convex in (alpha, xi) and
 b is fixed by the constraints), so alpha and b are compared directly.
@@ -19,28 +23,34 @@ import numpy as np
 import pytest
 
 import svmref.formulations as F
+import svmref.solvers.isls as isls_mod
 from svmref import load_dataset
-from svmref.kernels import kernel_matrix, rbf_kernel
+from svmref.kernels import rbf_kernel
 from svmref.solvers._result import ConvergenceWarning
-from svmref.solvers.isls import _ridge_residual_qr, isls_svm, solve_weighted_system
+from svmref.solvers.isls import ISLSDivergenceError, isls_svm, solve_weighted_system
 from svmref.solvers.linear import ls_svm, ls_svm_regression
 
 # ---- tolerances (one table) ----------------------------------------------------------------------
 TOL = {
     "ref": 1e-8,           # |alpha - alpha_cvxpy|_inf / max(1, |alpha|_inf), and |b - b_cvxpy|
     "ref_obj": 1e-7,       # relative, optimal value of (3) vs -(dual objective)
-    "plain": 1e-9,         # reduced/Woodbury vs plain N x N system (4), relative
+    "plain": 1e-9,         # reduced solve vs plain N x N system (4), relative
     "loop": 1e-7,          # whole run vs a plain loop that never drops, relative, every iteration
-    "lowrank": 1e-7,       # low-rank path vs dense path, relative
-    # Ripley (004 Table 1: LS-SVM 12.8% / 167 SVs, ISLS 13.4% / 13 SVs, i.e. 8% of the SVs and
-    # +0.6 points of error): "far sparser" = at most 20% of LS-SVM's SVs; "comparable" = at most
-    # 2 points (20 of the 1000 test patterns) above LS-SVM's test error.
-    "ripley_sv_ratio": 0.20,
-    "ripley_err_slack": 0.02,
+    "paths": 1e-9,         # Cholesky + refinement path vs QR path, relative, every iteration
+    "scale": 1e-9,         # scaled run vs unscaled run (after undoing the scale), relative
+    # issue 13 "done when": at each C, ISLS within 3 points of the LS-SVM's test error (30 of the 1000
+    # synth.te patterns), with at most 30 support vectors (004 Table 1: 13 SVs, +0.6 points)
+    "ripley_err_slack": 0.03,
+    "ripley_max_sv": 30,
 }
 
-#: Ripley hyperparameters chosen by the 10-fold CV grid of :func:`ripley_cv` (see docs/isls_notes.md).
-RIPLEY_SIGMA, RIPLEY_C = 0.5, 1.0
+#: Ripley: RBF exp(-|x - z|^2 / sigma^2) (004 §4) with sigma = 1, the kernel width of the issue's failing
+#: case; at sigma = 0.5 Algorithm 1 itself (a plain numpy loop) is 2.1 / 5.2 points worse than the LS-SVM at
+#: C = 300 / 1000 (docs/isls_notes.md §5).
+RIPLEY_SIGMA = 1.0
+RIPLEY_CS = (1.0, 10.0, 100.0, 300.0, 1000.0)
+#: Motorcycle (raw times in ms, raw accelerations in g): sigma = 5 ms, C = 10 (docs/isls_notes.md §4).
+MCYCLE_SIGMA, MCYCLE_C = 5.0, 10.0
 
 
 def make(N=25, seed=1, task="classification", sigma=1.0):
@@ -71,14 +81,9 @@ def plain_system4(K, y, C, w):
     return w * (K @ s[1:]), s[0], s[1:]
 
 
-# ---- every iteration against cvxpy ---------------------------------------------------------------
-@pytest.mark.parametrize("task", ["classification", "regression"])
-@pytest.mark.parametrize("seed,C", [(1, 5.0), (2, 5.0), (3, 50.0)])
-def test_every_iteration_equals_cvxpy_weighted_primal(task, seed, C):
-    X, K, y = make(seed=seed, task=task)
-    res = isls_svm(K, y, C, task=task)
-    assert res.converged and len(res.history) == res.n_iter + 1
+def check_against_cvxpy(res, K, y, C):
     f = F.get("sparse_ls_svm")
+    sol = None
     for t, w in enumerate(res.weights_history, start=1):
         S = w > 0
         lam = np.where(S, 1.0 / np.where(S, w, 1.0), 1.0)        # lambda = 1/w; placeholder where w = 0
@@ -91,9 +96,41 @@ def test_every_iteration_equals_cvxpy_weighted_primal(task, seed, C):
         sol = F.solve(cp.Problem(prob.objective, cons), cross_check=False)
         alpha, b, _ = res.history[t]
         assert rel(alpha, sol.values["alpha"]) < TOL["ref"], f"iteration {t}"
-        assert abs(b - sol.values["b"]) < TOL["ref"], f"iteration {t}"
+        assert abs(b - sol.values["b"]) < TOL["ref"] * max(1.0, abs(sol.values["b"])), f"iteration {t}"
     # final objective: the dual of (3) (min sign) at the last weights, p* = -d*
     assert abs(-res.objective - sol.objective) / max(1.0, abs(sol.objective)) < TOL["ref_obj"]
+
+
+# ---- every iteration against cvxpy ---------------------------------------------------------------
+@pytest.mark.parametrize("task", ["classification", "regression"])
+@pytest.mark.parametrize("seed,C", [(1, 5.0), (2, 5.0), (3, 50.0)])
+def test_every_iteration_equals_cvxpy_weighted_primal(task, seed, C):
+    X, K, y = make(seed=seed, task=task)
+    res = isls_svm(K, y, C, task=task)
+    assert res.converged and len(res.history) == res.n_iter + 1
+    check_against_cvxpy(res, K, y, C)
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_cholesky_path_every_iteration_equals_cvxpy(task, monkeypatch):
+    """The large-active-set path (Cholesky of I + c A_c'A_c from K_c'K_c, refined against the operator)."""
+    monkeypatch.setattr(isls_mod, "QR_MAX_M", 0)
+    X, K, y = make(N=30, seed=2, task=task)
+    res = isls_svm(K, y, 5.0, task=task)
+    assert res.converged and "cholesky" in res.info["path"]
+    check_against_cvxpy(res, K, y, 5.0)
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_cholesky_path_equals_qr_path(task, monkeypatch):
+    X, K, y = make(N=60, seed=3, task=task)
+    qr = isls_svm(K, y, 20.0, task=task)
+    monkeypatch.setattr(isls_mod, "QR_MAX_M", 0)
+    ch = isls_svm(K, y, 20.0, task=task)
+    assert set(qr.info["path"]) == {"qr"} and set(ch.info["path"]) <= {"cholesky", "qr-fallback"}
+    assert qr.n_iter == ch.n_iter
+    for (a1, b1, _), (a2, b2, _) in zip(qr.history, ch.history):
+        assert rel(a2, a1) < TOL["paths"] and abs(b2 - b1) < TOL["paths"] * max(1.0, abs(b1))
 
 
 def test_start_is_the_ls_svm_solution():
@@ -103,13 +140,14 @@ def test_start_is_the_ls_svm_solution():
     a0, b0, _ = res.history[0]
     assert rel(a0, y * ls.alpha) < TOL["plain"] and abs(b0 - ls.b) < TOL["plain"]
     assert res.history[0][2] == int(np.sum(np.abs(ls.alpha) > 1e-6))
+    assert res.weight_scale == 1.0                                   # +-1 labels, RBF: 004 verbatim
     np.testing.assert_array_equal(res.weights_history[0], a0 * a0)   # lambda_i = 1/alpha_i^2
 
 
 # ---- the reduced solve is the plain system (4) ---------------------------------------------------
 @pytest.mark.parametrize("drop", [True, False])
 @pytest.mark.parametrize("tiny", [0, 3, 10])
-def test_reduced_woodbury_equals_plain_system(drop, tiny):
+def test_reduced_solve_equals_plain_system(drop, tiny):
     """Random weights, ``tiny`` of them at 1e-40 (below the drop rule): same answer as the dense (4)."""
     X, K, y = make(N=30, seed=5)
     rng = np.random.default_rng(tiny)
@@ -127,49 +165,60 @@ def test_whole_run_equals_plain_loop_without_drops(task):
     X, K, y = make(N=30, seed=6, task=task)
     C = 10.0
     res = isls_svm(K, y, C, task=task)
+    kappa = res.weight_scale                         # lambda_i = kappa / alpha_i^2
     alpha, b = res.history[0][0], res.history[0][1]
     for t in range(1, res.n_iter + 1):
-        alpha, b, _ = plain_system4(K, y, C, alpha * alpha)
+        alpha, b, _ = plain_system4(K, y, C, alpha * alpha / kappa)
         a_t, b_t, _ = res.history[t]
         assert rel(a_t, alpha) < TOL["loop"], f"iteration {t}"
-        assert abs(b_t - b) < TOL["loop"], f"iteration {t}"
+        assert abs(b_t - b) < TOL["loop"] * max(1.0, abs(b)), f"iteration {t}"
     assert res.info["n_active"][-1] < 30          # the run did drop patterns
 
 
-def test_qr_fallback_equals_cholesky_route():
-    """The ridge/QR form used when I + C B'B is numerically indefinite equals R - C B M^-1 B'R."""
-    rng = np.random.default_rng(7)
-    B, R, C = rng.normal(size=(20, 8)), rng.normal(size=(20, 2)), 3.0
-    M = np.eye(8) + C * B.T @ B
-    assert rel(_ridge_residual_qr(B, R, C), R - C * B @ np.linalg.solve(M, B.T @ R)) < TOL["plain"]
+# ---- scale ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("t", [1e-3, 7.0, 1e4])
+def test_invariant_to_the_scale_of_the_targets(t):
+    """weight_scale="auto": y -> t y gives alpha -> t alpha, b -> t b, the same support and iteration count."""
+    X, K, y = make(N=40, seed=7, task="regression")
+    r1 = isls_svm(K, y, 10.0, task="regression")
+    r2 = isls_svm(K, t * y, 10.0, task="regression")
+    assert r1.n_iter == r2.n_iter and np.array_equal(r1.support_, r2.support_)
+    for (a1, b1, _), (a2, b2, _) in zip(r1.history, r2.history):
+        assert rel(a2 / t, a1) < TOL["scale"] and abs(b2 / t - b1) < TOL["scale"] * max(1.0, abs(b1))
 
 
-def test_lowrank_path_equals_dense_path():
-    """Polynomial kernel of degree 2 on 2-D data has rank <= 6: the low-rank route must give the same run."""
-    rng = np.random.default_rng(8)
-    X = rng.normal(size=(40, 2))
-    K = kernel_matrix(X, kernel="poly", c=1.0, d=2)
-    y = np.where(X[:, 0] * X[:, 1] + 0.2 * rng.normal(size=40) > 0, 1.0, -1.0)
-    dense = isls_svm(K, y, 1.0, lowrank=False, max_iter=8)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        low = isls_svm(K, y, 1.0, lowrank=True, max_iter=8)
-    assert low.info["lowrank_rank"] is not None and low.info["lowrank_rank"] <= 6
-    for (a1, b1, _), (a2, b2, _) in zip(dense.history, low.history):
-        assert rel(a2, a1) < TOL["lowrank"] and abs(b2 - b1) < TOL["lowrank"] * max(1.0, abs(b1))
+@pytest.mark.parametrize("task", ["classification", "regression"])
+@pytest.mark.parametrize("s", [1e-3, 50.0])
+def test_invariant_to_scaling_K_with_C(task, s):
+    """weight_scale="auto": (K, C) -> (s K, C / s) gives alpha -> alpha / s, the same b and model."""
+    X, K, y = make(N=40, seed=8, task=task)
+    r1 = isls_svm(K, y, 10.0, task=task)
+    r2 = isls_svm(s * K, y, 10.0 / s, task=task)
+    assert r1.n_iter == r2.n_iter and np.array_equal(r1.support_, r2.support_)
+    for (a1, b1, _), (a2, b2, _) in zip(r1.history, r2.history):
+        assert rel(s * a2, a1) < TOL["scale"] and abs(b2 - b1) < TOL["scale"] * max(1.0, abs(b1))
 
 
-def test_lowrank_path_equals_dense_path_rbf():
-    """RBF on 2-D data (Ripley's synth.tr, sigma = 1: numerical rank 95 of 250): same run both ways."""
-    X, y = load_dataset("synth.tr")
-    K = rbf_kernel(X, sigma=1.0)
-    dense = isls_svm(K, y, 1.0, lowrank=False)
-    low = isls_svm(K, y, 1.0, lowrank=True)
-    assert low.info["lowrank_rank"] is not None and low.info["lowrank_rank"] < K.shape[0] // 2
-    assert low.n_iter == dense.n_iter
-    np.testing.assert_array_equal(low.support_, dense.support_)
-    for (a1, b1, _), (a2, b2, _) in zip(dense.history, low.history):
-        assert rel(a2, a1) < TOL["lowrank"] and abs(b2 - b1) < TOL["lowrank"] * max(1.0, abs(b1))
+@pytest.mark.parametrize("s", [1e-2, 30.0])
+def test_verbatim_algorithm_1_is_equivariant_under_its_own_group(s):
+    """004 verbatim (weight_scale=1): (K, y, C) -> (s K, sqrt(s) y, C / s) maps alpha -> alpha / sqrt(s),
+    b -> sqrt(s) b; y -> t y alone is Algorithm 1 at another C (``C t^2`` in the reweighted phase)."""
+    X, K, y = make(N=40, seed=9, task="regression")
+    r1 = isls_svm(K, y, 10.0, task="regression", weight_scale=1.0)
+    r2 = isls_svm(s * K, np.sqrt(s) * y, 10.0 / s, task="regression", weight_scale=1.0)
+    # the iterates correspond one to one (verbatim, tol and sv_threshold are absolute, so the stopping
+    # iteration may differ by one: compare the common iterations)
+    for (a1, b1, _), (a2, b2, _) in zip(r1.history, r2.history):
+        assert rel(np.sqrt(s) * a2, a1) < TOL["scale"]
+        assert abs(b2 / np.sqrt(s) - b1) < TOL["scale"] * max(1.0, abs(b1))
+    r3 = isls_svm(K, 3.0 * y, 10.0, task="regression", weight_scale=1.0)
+    assert rel(r3.alpha / 3.0, r1.alpha) > 1e-3                      # not invariant: the literal rule
+
+
+def test_auto_scale_is_algorithm_1_for_labels_and_rbf():
+    X, K, y = make(N=40, seed=10)
+    r1, r2 = isls_svm(K, y, 10.0), isls_svm(K, y, 10.0, weight_scale=1.0)
+    np.testing.assert_array_equal(r1.alpha, r2.alpha)
 
 
 # ---- the model -----------------------------------------------------------------------------------
@@ -200,57 +249,79 @@ def test_iteration_limit_warns_and_reports():
     assert res.status == "max_iter_reached" and not res.converged and res.n_iter == 1
 
 
-def mcycle_split(seed=0, n_test=44):
+def test_constant_targets_give_the_constant_model():
+    X, K, _ = make(N=10, seed=12)
+    res = isls_svm(K, np.full(10, 3.5), 1.0, task="regression")
+    assert res.converged and res.b == 3.5 and not np.any(res.alpha) and res.n_sv == 0
+
+
+# ---- motorcycle (raw targets) --------------------------------------------------------------------
+def mcycle_split(seed, n_test=44):
+    """004 §4: 1/3 of the data held out (44 of 133), raw times (ms) and raw accelerations (g)."""
     X, y = load_dataset("mcycle")
-    X = (X - X.mean(0)) / X.std(0)
     p = np.random.default_rng(seed).permutation(len(y))
     return X[p[n_test:]], y[p[n_test:]], X[p[:n_test]], y[p[:n_test]]
 
 
-def test_regression_on_mcycle_is_sparse():
-    """004 Table 1 (Motorcycle, 1/3 held out): ISLS keeps few SVs; test MSE comparable to LS-SVM's.
-
-    sigma = 0.5, C = 0.1 on standardised inputs (a small grid, docs/isls_notes.md: with C >= 1 the
-    iterates diverge on this data, see the next test).
-    """
-    Xtr, ytr, Xte, yte = mcycle_split()
-    K, Kte = rbf_kernel(Xtr, sigma=0.5), rbf_kernel(Xte, Xtr, sigma=0.5)
-    ls = ls_svm_regression(K, ytr, 0.1)
-    res = isls_svm(K, ytr, 0.1, task="regression")
-    assert res.converged
-    mse_ls = np.mean((ls.predict(Kte) - yte) ** 2)
-    mse_isls = np.mean((res.predict(Kte) - yte) ** 2)
-    assert res.n_sv <= TOL["ripley_sv_ratio"] * int(np.sum(np.abs(ls.alpha) > 1e-6))
-    assert mse_isls <= 1.5 * mse_ls            # 004 Table 1: 533.1 vs 503.1 test MSE (ratio 1.06)
+def mcycle_run(seed, sigma=MCYCLE_SIGMA, C=MCYCLE_C):
+    Xtr, ytr, Xte, yte = mcycle_split(seed)
+    K, Kte = rbf_kernel(Xtr, sigma=sigma), rbf_kernel(Xte, Xtr, sigma=sigma)
+    ls = ls_svm_regression(K, ytr, C)
+    res = isls_svm(K, ytr, C, task="regression")
+    return res, float(np.mean((ls.predict(Kte) - yte) ** 2)), float(np.mean((res.predict(Kte) - yte) ** 2)), ls
 
 
-def test_divergence_is_reported_not_hidden():
-    """mcycle has repeated inputs with different targets; with C = 100 the iterates overflow."""
-    Xtr, ytr, _, _ = mcycle_split()
-    K = rbf_kernel(Xtr, sigma=0.3)
-    with pytest.warns(ConvergenceWarning, match="overflow"):
-        res = isls_svm(K, ytr, 100.0, task="regression")
-    assert res.status == "numerical_issue" and not res.converged
-    assert np.all(np.isfinite(res.alpha)) and np.isfinite(res.b)
-    assert len(res.history) == res.n_iter + 1
+@pytest.mark.parametrize("seed", range(10))
+def test_mcycle_raw_targets_finite_and_sparse(seed):
+    """Issue 13: raw targets (std 48 g) give a finite model on every split; 004 Table 1 (Motorcycle): ISLS
+    keeps few SVs (8.4 of 89) at a test MSE comparable to the LS-SVM's (533.1 vs 503.1, ratio 1.06)."""
+    res, mse_ls, mse_isls, ls = mcycle_run(seed)
+    assert res.converged and np.isfinite(mse_isls) and np.all(np.isfinite(res.alpha))
+    assert res.n_sv <= 0.2 * int(np.sum(np.abs(ls.alpha) > 1e-6))
+    assert mse_isls <= 1.5 * mse_ls
+
+
+def test_mcycle_standardised_equals_raw():
+    """The same split with targets standardised: the same model in standardised units (scale invariance)."""
+    Xtr, ytr, _, _ = mcycle_split(0)
+    K = rbf_kernel(Xtr, sigma=MCYCLE_SIGMA)
+    m, s = ytr.mean(), ytr.std()
+    raw = isls_svm(K, ytr, MCYCLE_C, task="regression")
+    std = isls_svm(K, (ytr - m) / s, MCYCLE_C, task="regression")
+    assert rel(raw.alpha / s, std.alpha) < TOL["scale"] and abs((raw.b - m) / s - std.b) < TOL["scale"]
+
+
+def test_divergence_raises_naming_the_iteration():
+    """004 verbatim on raw mcycle targets at C = 1000 is Algorithm 1 at C ~ 2e6 on standardised ones: the
+    coefficients grow without bound (near-duplicate times, different accelerations) until (3) has no
+    double-precision solution.  The run stops with an error; no model is returned."""
+    Xtr, ytr, _, _ = mcycle_split(0)
+    K = rbf_kernel(Xtr, sigma=MCYCLE_SIGMA)
+    with pytest.raises(ISLSDivergenceError, match=r"diverged at iteration \d+ \(C = 1000\).*max\|alpha"):
+        isls_svm(K, ytr, 1000.0, task="regression", weight_scale=1.0)
 
 
 # ---- Ripley ----------------------------------------------------------------------------------------
-def ripley(sigma=RIPLEY_SIGMA, C=RIPLEY_C):
+def ripley(sigma=RIPLEY_SIGMA, C=1.0):
     Xtr, ytr = load_dataset("synth.tr")
     Xte, yte = load_dataset("synth.te")
     K, Kte = rbf_kernel(Xtr, sigma=sigma), rbf_kernel(Xte, Xtr, sigma=sigma)
-    ls, isls = ls_svm(K, ytr, C), isls_svm(K, ytr, C)
+    ls = ls_svm(K, ytr, C)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        isls = isls_svm(K, ytr, C)
     return {
         "ls_err": float(np.mean(ls.predict(Kte) != yte)), "ls_sv": int(np.sum(np.abs(ls.alpha) > 1e-6)),
         "isls_err": float(np.mean(isls.predict(Kte) != yte)), "isls_sv": isls.n_sv, "isls_iter": isls.n_iter,
+        "status": isls.status, "max_alpha": float(np.max(np.abs(isls.alpha))),
     }
 
 
-def test_ripley_isls_far_sparser_comparable_error():
-    r = ripley()
-    print(r)
-    assert r["isls_sv"] <= TOL["ripley_sv_ratio"] * r["ls_sv"]
+@pytest.mark.parametrize("C", RIPLEY_CS)
+def test_ripley_within_3_points_of_ls_svm_with_few_svs(C):
+    r = ripley(C=C)
+    print(C, r)
+    assert r["isls_sv"] <= TOL["ripley_max_sv"]
     assert r["isls_err"] <= r["ls_err"] + TOL["ripley_err_slack"]
 
 
@@ -289,8 +360,17 @@ def test_ripley_cross_validated():
     r_ls = ripley(*cv_ls[0][1:])
     r_isls = ripley(*cv_isls[0][1:])
     print("\nLS-SVM CV best", cv_ls[:3], r_ls, "\nISLS CV best", cv_isls[:3], r_isls)
-    assert r_isls["isls_sv"] <= TOL["ripley_sv_ratio"] * r_ls["ls_sv"]
+    assert r_isls["isls_sv"] <= TOL["ripley_max_sv"]
     assert r_isls["isls_err"] <= r_ls["ls_err"] + TOL["ripley_err_slack"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("C", [0.1, 1.0, 10.0, 100.0])
+def test_mcycle_every_split_finite_across_C(C):
+    """Raw targets at every C of the grid: a finite model (or a divergence error, never a non-finite model)."""
+    for seed in range(10):
+        res, mse_ls, mse_isls, _ = mcycle_run(seed, C=C)
+        assert np.isfinite(mse_isls) and np.isfinite(res.b)
 
 
 # ---- bad input -----------------------------------------------------------------------------------
@@ -298,10 +378,11 @@ def test_ripley_cross_validated():
     "kwargs,match",
     [
         (dict(task="ranking"), "task"),
+        (dict(task="auto"), "task"),
         (dict(tol=0.0), "tol"),
         (dict(max_iter=0), "max_iter"),
         (dict(sv_threshold=-1.0), "sv_threshold"),
-        (dict(lowrank="yes"), "lowrank"),
+        (dict(weight_scale=-1.0), "weight_scale"),
     ],
 )
 def test_bad_input_raises_naming_parameter(kwargs, match):
@@ -310,13 +391,21 @@ def test_bad_input_raises_naming_parameter(kwargs, match):
         isls_svm(K, y, 1.0, **kwargs)
 
 
-def test_task_auto_infers_from_labels():
+@pytest.mark.parametrize("labels", [[0.0, 1.0], [-1.0, 0.0, 1.0], [1.0, 2.0, 3.0]])
+def test_classification_refuses_labels_that_are_not_two_classes(labels):
+    """No silent regression: {0, 1} or three classes are refused by the default task="classification"."""
+    X, K, _ = make(N=12, seed=13)
+    y = np.resize(np.array(labels), 12)
+    with pytest.raises(ValueError, match="y must contain class labels"):
+        isls_svm(K, y, 1.0)
+
+
+def test_regression_is_asked_for_explicitly():
     X, K, y = make(N=20, seed=14)
-    assert isls_svm(K, y, 1.0).task == "classification"
-    assert isls_svm(K, 0.5 * y, 1.0).task == "regression"
-    r1, r2 = isls_svm(K, y, 1.0, task="classification"), isls_svm(K, y, 1.0, task="regression")
+    r1, r2 = isls_svm(K, y, 1.0), isls_svm(K, y, 1.0, task="regression", weight_scale=1.0)
     np.testing.assert_array_equal(r1.alpha, r2.alpha)          # same iteration, only predict differs
     assert set(np.unique(r1.predict(K))) <= {-1.0, 1.0}
+    assert r2.task == "regression" and not set(np.unique(r2.predict(K))) <= {-1.0, 1.0}
 
 
 def test_bad_labels_and_C():
@@ -325,5 +414,7 @@ def test_bad_labels_and_C():
         isls_svm(K, y + 0.5, 1.0, task="classification")      # not in {-1, +1}
     with pytest.raises(ValueError, match="C"):
         isls_svm(K, y, -2.0)
+    with pytest.raises(ValueError, match="C"):
+        isls_svm(K, y, 5e-324)                                 # 1/C overflows
     with pytest.raises(ValueError, match="inv_lam"):
         solve_weighted_system(K, y, 1.0, -np.ones(10))
