@@ -39,6 +39,10 @@ FIGURES: dict[str, tuple[str, str]] = {
         "svmref.figures.rls_vs_svm",
         "001 Figs. 1-4 and Table 2: Bayes, RLS and SVM predictions on the three simulated 2-D problems",
     ),
+    "bayes-evidence": (
+        "svmref.figures.bayes_evidence",
+        "002 (Bayesian LS-SVM): level-2/3 evidence over (gamma, sigma) on Ripley vs the 10-fold CV error surface",
+    ),
 }
 
 

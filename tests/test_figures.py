@@ -51,6 +51,7 @@ SOLVERS_OF = {
     "support-features-selectivity": [("svmref.solvers.support_features", "selectivity_path"),
                                      ("svmref.solvers.support_features", "two_hypercubes")],
     "rls-vs-svm": [("svmref.solvers.linear", "rls"), ("svmref.solvers.smo", "l1_svm")],
+    "bayes-evidence": [("svmref.solvers.bayes", "BayesianLSSVC"), ("svmref.solvers.bayes", "evidence_surface")],
 }
 
 
