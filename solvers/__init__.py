@@ -16,6 +16,7 @@ RLS; ``f(X, y, C, mu)`` with ``.lam``, ``.a``, ``.b`` for the support features m
 from svmref._validation import NotConvexError
 
 from ._result import ConvergenceWarning, SolverResult
+from .linear import IllConditionedWarning  # noqa: F401 (issue 18: named warning of the linear-system solvers)
 
 __all__ = ["SolverResult", "ConvergenceWarning", "NotConvexError", "REGISTRY"]
 

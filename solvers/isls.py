@@ -53,7 +53,7 @@ from scipy.linalg import blas, lapack
 from svmref._validation import check_labels, check_max_iter, check_positive, check_targets, check_tol
 
 from ._result import SolverResult, warn_not_converged
-from .linear import _check_K, _ls_svm_kkt
+from .linear import _check_C, _check_K, _ls_svm_kkt
 
 __all__ = ["isls_svm", "sparse_ls_svm", "ISLSResult", "ISLSDivergenceError", "solve_weighted_system"]
 
@@ -278,7 +278,7 @@ def solve_weighted_system(K, y, C, inv_lam, *, drop: bool = True):
     K = _check_K(K)
     N = K.shape[0]
     y = check_targets(y, N)
-    C = check_positive(C, "C")
+    C = _check_C(C)
     w = np.asarray(inv_lam, dtype=np.float64)
     if w.shape != (N,) or not np.all(np.isfinite(w)) or np.any(w < 0):
         raise ValueError(f"inv_lam must be a vector of {N} finite numbers >= 0")
@@ -354,7 +354,7 @@ def isls_svm(K, y, C, *, task: str = "classification", tol: float = 1e-4, max_it
         raise ValueError("isls_svm needs K as a dense array")
     N = K.shape[0]
     y = check_labels(y, N) if task == "classification" else check_targets(y, N)
-    C = check_positive(C, "C")
+    C = _check_C(C)
     tol = check_tol(tol)
     max_iter = check_max_iter(max_iter)
     sv_threshold = check_positive(sv_threshold, "sv_threshold")
@@ -368,7 +368,7 @@ def isls_svm(K, y, C, *, task: str = "classification", tol: float = 1e-4, max_it
                           message="constant targets: alpha = 0, b = y_0", time=time.perf_counter() - t0,
                           kkt_gap=0.0, info={"n_active": [], "path": []}, history=[(alpha.copy(), b, 0)],
                           support_=np.zeros(0, dtype=int), task=task, sv_threshold=thr, weight_scale=kappa)
-    alpha, b, *_ = _ls_svm_kkt(K, y, C, "cholesky", None, None, False, "isls_svm")
+    alpha, b, *_ = _ls_svm_kkt(K, y, C, "cholesky", 1e-8, None, False, "isls_svm")   # 1e-8: the accuracy asked of every iterate
     if not (np.all(np.isfinite(alpha)) and np.isfinite(b)):
         raise ISLSDivergenceError("isls_svm: the LS-SVM start (system (2)) is not finite")
 

@@ -33,6 +33,15 @@ Three paths (``method``):
 * ``"auto"`` -- ``"cholesky"`` for a dense ``K`` with ``N <= AUTO_CG_N``, otherwise ``"cg"``.
 
 RLS (001, eq. (8)) ``(m gamma I + K) c = y`` uses the same Cholesky path with shift ``m gamma``.
+
+Accuracy of the Cholesky path (issue 18).  After ``potrf`` the reciprocal condition number of the shifted
+matrix ``A = K + shift I`` is estimated by LAPACK ``pocon`` (Hager/Higham 1-norm estimator, O(N^2) from the
+factor and ``||A||_1``).  When ``eps cond_1(A) > 1e-12`` one or two steps of iterative refinement
+``X <- X + A^-1 (R - A X)`` are applied (residual with the original ``A``: ``K`` itself, or with
+``overwrite_K=True`` the triangle ``potrf`` left untouched, by BLAS ``symm``).  The expected relative accuracy
+of the solution is ``eps cond_1(A)`` (the forward-error bound of a backward-stable solve); when it is worse
+than ``tol`` an :class:`IllConditionedWarning` says so with the number, and ``status="numerical_issue"``.
+``info["rcond"]``, ``info["expected_rel_error"]`` and ``info["refinement_steps"]`` report it.
 """
 from __future__ import annotations
 
@@ -42,7 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
-from scipy.linalg import LinAlgWarning, lapack
+from scipy.linalg import LinAlgWarning, blas, lapack
 
 from svmref._validation import (
     check_gram,
@@ -55,12 +64,20 @@ from svmref._validation import (
 
 from ._result import SolverResult, warn_not_converged
 
-__all__ = ["ls_svm", "ls_svm_regression", "rls", "LinearResult", "RLSResult", "AUTO_CG_N"]
+__all__ = ["ls_svm", "ls_svm_regression", "rls", "LinearResult", "RLSResult", "AUTO_CG_N", "IllConditionedWarning"]
 
 #: Above this many patterns ``method="auto"`` switches from the Cholesky factorisation to CG.
 AUTO_CG_N = 15000
 _METHODS = ("cholesky", "cg", "auto")
 _EPS = np.finfo(np.float64).eps
+#: Iterative refinement is applied when ``eps cond_1`` exceeds this (below it the Cholesky solution is
+#: already accurate to about 1e-12, and a refinement step would cost a third of the solve).
+_REFINE_ABOVE = 1e-12
+
+
+class IllConditionedWarning(UserWarning):
+    """A linear system was solved, but its estimated condition number makes the expected relative accuracy
+    of the solution (``eps x cond``) worse than the tolerance asked for; the message gives both numbers."""
 
 
 @dataclass(frozen=True, repr=False)
@@ -153,6 +170,19 @@ def _asym_and_max(K, block):
     return asym, big
 
 
+@njit(cache=True, nogil=True)
+def _abs_row_sums(K):
+    """``sum_j |K_ij|`` for each row (one pass, no N x N temporary): the 1-norm of a symmetric K."""
+    N = K.shape[0]
+    out = np.zeros(N)
+    for i in range(N):
+        s = 0.0
+        for j in range(N):
+            s += abs(K[i, j])
+        out[i] = s
+    return out
+
+
 def _check_symmetric_blocked(K: np.ndarray, name: str, rtol: float = 1e-8) -> None:
     """``max|K - K^T| <= rtol * max(1, max|K|)``, the test of :func:`svmref._validation.check_gram`.
 
@@ -175,6 +205,17 @@ def _check_K(K, name: str = "K"):
     K = check_gram(K, name, symmetric=False)
     _check_symmetric_blocked(K, name)
     return K
+
+
+def _check_C(C, name: str = "C") -> float:
+    """``C`` finite and > 0 with ``1/C`` finite (a C whose reciprocal overflows is refused, naming it)."""
+    C = check_positive(C, name)
+    with np.errstate(over="ignore", divide="ignore"):
+        inv = 1.0 / C
+    if not np.isfinite(inv):
+        raise ValueError(f"{name} = {C!r} is too small: 1/{name} overflows float64 (use {name} >= "
+                         f"{1.0 / np.finfo(float).max:.3g})")
+    return C
 
 
 def _check_method(method, N, K) -> str:
@@ -200,6 +241,9 @@ def _shifted_solve(K: np.ndarray, shift: float, R: np.ndarray, overwrite_K: bool
     untouched, which is what the fallback rebuilds ``K + shift I`` from.
     """
     N = K.shape[0]
+    rows = _abs_row_sums(K)             # ||K + shift I||_1 (K symmetric), before K may be overwritten
+    kd = np.abs(np.diag(K))
+    anorm = float(np.max(rows - kd + np.abs(np.diag(K) + shift)))
     W = K if overwrite_K else K.copy()
     diag = W.reshape(-1)[:: N + 1]     # a view on the diagonal (W is C-contiguous)
     diag += shift                        # W = Ktilde (000 eq. (2): Ktilde_ij = K_ij + delta_ij / C)
@@ -209,6 +253,13 @@ def _shifted_solve(K: np.ndarray, shift: float, R: np.ndarray, overwrite_K: bool
         X, info2 = lapack.dpotrs(L, R, lower=1)
         if info2 != 0:  # pragma: no cover - potrs only fails on illegal arguments
             raise RuntimeError(f"LAPACK dpotrs failed (info={info2})")
+        rcond, info3 = lapack.dpocon(L, anorm, uplo="L")
+        rcond = float(rcond) if info3 == 0 else 0.0
+        acc = _EPS / rcond if rcond > 0.0 else np.inf     # expected relative accuracy, eps cond_1
+        steps = 0
+        if acc > _REFINE_ABOVE:
+            X, steps = _refine(K if not overwrite_K else None, L, d_saved, shift, R, X)
+        _LAST_SOLVE.update(rcond=rcond, expected_rel_error=acc, refinement_steps=steps)
         return X, "cholesky", ""
     if info < 0:  # pragma: no cover
         raise RuntimeError(f"LAPACK dpotrf: illegal argument {-info}")
@@ -233,6 +284,65 @@ def _shifted_solve(K: np.ndarray, shift: float, R: np.ndarray, overwrite_K: bool
            f"|w| <= {cut:.3g}); used the minimum-norm solution from its eigendecomposition")
     warnings.warn(msg, LinAlgWarning, stacklevel=4)
     return X, "eigh", msg
+
+
+#: What the last Cholesky solve found (read right after :func:`_shifted_solve` by its callers).
+_LAST_SOLVE: dict = {}
+
+
+def _refine(K, L, d_saved, shift, R, X, max_steps: int = 2):
+    """Up to ``max_steps`` steps of iterative refinement ``X <- X + A^-1 (R - A X)``, ``A = K + shift I``.
+
+    ``K`` is the intact input, or None when it was overwritten: then ``A`` is applied from the strict triangle
+    of the working array that ``potrf`` did not touch (the strict upper triangle of the Fortran array ``L``)
+    and the saved diagonal ``d_saved``, by BLAS ``symm`` with the factor's diagonal swapped out and back.
+    A step is kept only if it lowers the residual.  Returns ``(X, steps_kept)``.
+    """
+    N = R.shape[0]
+
+    def apply(V):
+        if K is not None:
+            return K @ V + shift * V
+        dL = np.array(np.diag(L))
+        L[np.arange(N), np.arange(N)] = d_saved
+        try:
+            return blas.dsymm(1.0, L, V, lower=0)
+        finally:
+            L[np.arange(N), np.arange(N)] = dL
+
+    res = R - apply(X)
+    rn = float(np.max(np.abs(res)))
+    kept = 0
+    for _ in range(max_steps):
+        if not rn > 0.0:
+            break
+        dX = lapack.dpotrs(L, res, lower=1)[0]
+        Xn = X + dX
+        res_n = R - apply(Xn)
+        rn_n = float(np.max(np.abs(res_n)))
+        if not rn_n < rn:
+            break
+        X, res, rn = Xn, res_n, rn_n
+        kept += 1
+    return X, kept
+
+
+def _accuracy_check(tol, what):
+    """Warn (:class:`IllConditionedWarning`) when the last solve's expected relative accuracy exceeds ``tol``.
+
+    Returns ``(ok, message, info)``.
+    """
+    info = dict(_LAST_SOLVE)
+    acc = info.get("expected_rel_error", 0.0)
+    if acc <= tol:
+        return True, "", info
+    rc = info.get("rcond", 0.0)
+    cond = 1.0 / rc if rc > 0 else np.inf
+    msg = (f"{what} is ill-conditioned: estimated condition number {cond:.3g} (LAPACK pocon, 1-norm), so the "
+           f"expected relative accuracy of the solution is {acc:.3g} > tol = {tol:g} after "
+           f"{info.get('refinement_steps', 0)} step(s) of iterative refinement; rescale the data or use a smaller C")
+    warnings.warn(msg, IllConditionedWarning, stacklevel=4)
+    return False, msg, info
 
 
 # --------------------------------------------------------------------------------------------------
@@ -294,8 +404,13 @@ def _ls_svm_kkt(K, y, C, method, tol, max_iter, overwrite_K, solver_name):
     R[:, 1] = 1.0                        # Ktilde eta = 1
     info = {}
     if method == "cholesky":
+        _LAST_SOLVE.clear()
         S, used, msg = _shifted_solve(K, 1.0 / C, R, overwrite_K)
         n_iter, converged, status, gap = 1, True, ("optimal" if used == "cholesky" else "numerical_issue"), float("nan")
+        if used == "cholesky":
+            ok, msg, info = _accuracy_check(1e-10 if tol is None else check_tol(tol), f"Ktilde = K + I/C (C = {C:g})")
+            if not ok:
+                status = "numerical_issue"
     else:
         tol = check_tol(tol)
         max_iter = 10 * N if max_iter is None else check_max_iter(max_iter)
@@ -330,7 +445,7 @@ def _ls_svm_common(K, y, C, method, tol, max_iter, overwrite_K, task):
     K = _check_K(K)
     N = K.shape[0]
     y = check_labels(y, N) if task == "classification" else check_targets(y, N)
-    C = check_positive(C, "C")
+    C = _check_C(C)
     method = _check_method(method, N, K)
     name = "ls_svm" if task == "classification" else "ls_svm_regression"
     beta, b, n_iter, conv, status, msg, gap, used, info = _ls_svm_kkt(K, y, C, method, tol, max_iter, overwrite_K, name)
@@ -366,7 +481,9 @@ def ls_svm(K, y, C, *, method: str = "cholesky", tol: float = 1e-10, max_iter: i
     y : (N,) labels in {-1, +1}
     C : float > 0
     method : "cholesky" (default), "cg" or "auto"
-    tol : relative residual ``||r|| / ||rhs||`` at which CG stops (``method="cg"`` only)
+    tol : relative residual ``||r|| / ||rhs||`` at which CG stops (``method="cg"``); on the Cholesky path the
+        expected relative accuracy ``eps cond_1(Ktilde)`` above which :class:`IllConditionedWarning` is issued
+        and ``status="numerical_issue"`` (module docstring)
     max_iter : CG iteration limit (default ``10 N``)
     overwrite_K : if True, ``K`` is overwritten by the Cholesky factor (saves one N x N copy)
 
@@ -396,7 +513,7 @@ def ls_svm_regression(K, y, C, *, method: str = "cholesky", tol: float = 1e-10, 
 # --------------------------------------------------------------------------------------------------
 # RLS
 # --------------------------------------------------------------------------------------------------
-def rls(K, y, gamma, *, overwrite_K: bool = False) -> RLSResult:
+def rls(K, y, gamma, *, tol: float = 1e-10, overwrite_K: bool = False) -> RLSResult:
     r"""Regularized least squares (001, eqs. (7)-(9)).
 
     Functional (001, eq. (7)): ``min_f (1/m) sum_i (y_i - f(x_i))^2 + gamma ||f||_K^2``; its minimiser
@@ -409,6 +526,9 @@ def rls(K, y, gamma, *, overwrite_K: bool = False) -> RLSResult:
     ``objective`` is the value of (7) at the solution.  From (8), ``K c = y - m gamma c``, so
     ``(1/m)||y - Kc||^2 = m gamma^2 ||c||^2`` and ``gamma c'Kc = gamma (c'y - m gamma ||c||^2)``:
     the sum is ``gamma y'c``.
+
+    ``tol``: the expected relative accuracy ``eps cond_1(m gamma I + K)`` above which an
+    :class:`IllConditionedWarning` is issued and ``status="numerical_issue"`` (module docstring).
     """
     t0 = time.perf_counter()
     K = _check_K(K)
@@ -417,13 +537,20 @@ def rls(K, y, gamma, *, overwrite_K: bool = False) -> RLSResult:
     m = K.shape[0]
     y = check_targets(y, m)
     gamma = check_positive(gamma, "gamma")
+    tol = check_tol(tol)
     R = np.asfortranarray(y[:, None])
+    _LAST_SOLVE.clear()
     S, used, msg = _shifted_solve(K, m * gamma, R, overwrite_K)
+    status = "optimal" if used == "cholesky" else "numerical_issue"
+    info = {}
+    if used == "cholesky":
+        ok, msg, info = _accuracy_check(tol, f"m gamma I + K (gamma = {gamma:g})")
+        if not ok:
+            status = "numerical_issue"
     c = S[:, 0]
     objective = gamma * float(y @ c)     # (7) at the solution of (8), derivation above
     return RLSResult(
-        alpha=None, b=None, objective=objective, n_iter=1, converged=True,
-        status="optimal" if used == "cholesky" else "numerical_issue",
+        alpha=None, b=None, objective=objective, n_iter=1, converged=True, status=status,
         message=msg or f"solved (m gamma I + K) c = y (001 eq. (8)) by {used}",
-        time=time.perf_counter() - t0, c=c, method=used,
+        time=time.perf_counter() - t0, c=c, method=used, info=info,
     )

@@ -306,7 +306,7 @@ def ripley(sigma=RIPLEY_SIGMA, C=1.0):
     Xtr, ytr = load_dataset("synth.tr")
     Xte, yte = load_dataset("synth.te")
     K, Kte = rbf_kernel(Xtr, sigma=sigma), rbf_kernel(Xte, Xtr, sigma=sigma)
-    ls = ls_svm(K, ytr, C)
+    ls = ls_svm(K, ytr, C, tol=1e-8)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         isls = isls_svm(K, ytr, C)

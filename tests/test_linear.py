@@ -9,6 +9,7 @@ compared directly (DESIGN example 5).
 from __future__ import annotations
 
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -20,7 +21,7 @@ from scipy.sparse.linalg import aslinearoperator
 import svmref.formulations as F
 from svmref.kernels import kernel_matrix, mlp_kernel
 from svmref.solvers._result import ConvergenceWarning
-from svmref.solvers.linear import ls_svm, ls_svm_regression, rls
+from svmref.solvers.linear import IllConditionedWarning, ls_svm, ls_svm_regression, rls
 
 # ---- tolerances (one table) ----------------------------------------------------------------------
 TOL = {
@@ -265,3 +266,119 @@ def test_no_warning_on_plain_solve():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ls_svm(K, y, 1.0)
+
+
+# ---- accuracy against exact rational arithmetic (issue 18) --------------------------------------
+def exact_solve(A, rhs):
+    """Gaussian elimination in exact rational arithmetic (fractions.Fraction) on the float entries as given."""
+    n = len(rhs)
+    M = [[Fraction(float(A[i, j])) for j in range(n)] + [Fraction(float(rhs[i]))] for i in range(n)]
+    for k in range(n):
+        p = next(i for i in range(k, n) if M[i][k] != 0)
+        M[k], M[p] = M[p], M[k]
+        for i in range(k + 1, n):
+            f = M[i][k] / M[k][k]
+            if f:
+                M[i] = [a - f * b for a, b in zip(M[i], M[k])]
+    x = [Fraction(0)] * n
+    for i in reversed(range(n)):
+        x[i] = (M[i][n] - sum(M[i][j] * x[j] for j in range(i + 1, n))) / M[i][i]
+    return np.array([float(v) for v in x])
+
+
+def exact_ls_svm_regression(K, y, C):
+    """System (2) (004 eq. (2)) bordered, [0 1'; 1 K + I/C][b; alpha] = [0; y], solved exactly."""
+    N = len(y)
+    A = np.zeros((N + 1, N + 1))
+    A[0, 1:] = A[1:, 0] = 1.0
+    A[1:, 1:] = K
+    A[np.arange(1, N + 1), np.arange(1, N + 1)] += 1.0 / C     # the float Ktilde the solver forms
+    s = exact_solve(A, np.r_[0.0, y])
+    return s[1:], s[0]
+
+
+def linear_x1e6(N=12, seed=0):
+    """The issue's case: a linear kernel of X * 1e6 (entries ~1e12, condition of K + I/C ~1e13 at C = 1)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(N, 3)) * 1e6
+    y = rng.normal(size=N)
+    return X @ X.T, y
+
+
+def relerr(a, exact):
+    return float(np.max(np.abs(a - exact)) / np.max(np.abs(exact)))
+
+
+def test_ill_conditioned_ls_svm_warns_with_an_accuracy_that_bounds_the_error():
+    K, y = linear_x1e6()
+    with pytest.warns(IllConditionedWarning, match=r"expected relative accuracy of the solution is [0-9.e+-]+ > tol"):
+        res = ls_svm_regression(K, y, 1.0)
+    assert res.status == "numerical_issue"
+    a_ex, _ = exact_ls_svm_regression(K, y, 1.0)
+    acc = res.info["expected_rel_error"]
+    assert acc > 1e-6                                        # cond ~ 1e13: nothing like 1e-10
+    assert relerr(res.alpha, a_ex) <= acc                   # the stated accuracy holds
+
+
+def test_ill_conditioned_rls_warns():
+    K, y = linear_x1e6(seed=1)
+    N = len(y)
+    with pytest.warns(IllConditionedWarning, match="m gamma I"):
+        res = rls(K, y, 1.0 / N)                            # m gamma = 1
+    assert res.status == "numerical_issue"
+    A = K + np.eye(N)
+    c_ex = exact_solve(A, y)
+    assert relerr(res.c, c_ex) <= res.info["expected_rel_error"]
+
+
+@pytest.mark.parametrize("C", [1e-2, 1.0, 1e2, 1e6, 1e7, 1e8])
+def test_warning_fires_exactly_when_eps_cond_exceeds_tol(C):
+    """RBF kernel with clustered points: cond(K + I/C) grows like C.  The warning fires iff eps cond_1 > tol,
+    with cond_1 computed exactly by numpy (C chosen so that eps cond_1 / tol is outside [0.02, 20]), and
+    the solution agrees with the exact rational one to the accuracy the solver states (or 1e-12 when quiet)."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(14, 2)) * 0.3
+    K = kernel_matrix(X, kernel="rbf", sigma=1.0)
+    y = rng.normal(size=14)
+    tol = 1e-10
+    A = K + np.eye(14) / C
+    true_acc = np.finfo(float).eps * np.linalg.cond(A, 1)
+    assert not 0.02 < true_acc / tol < 20                   # the instance is far from the boundary
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        res = ls_svm_regression(K, y, C, tol=tol)
+    fired = any(issubclass(w.category, IllConditionedWarning) for w in rec)
+    assert fired == (true_acc > tol)
+    assert (res.status == "numerical_issue") == fired
+    a_ex, b_ex = exact_ls_svm_regression(K, y, C)
+    assert relerr(res.alpha, a_ex) <= max(res.info["expected_rel_error"], 1e-12)
+
+
+def test_refinement_used_with_overwrite_K_gives_the_same_answer():
+    K, y = linear_x1e6(seed=2)
+    with pytest.warns(IllConditionedWarning):
+        r1 = ls_svm_regression(K, y, 1.0)
+    with pytest.warns(IllConditionedWarning):
+        r2 = ls_svm_regression(K.copy(), y, 1.0, overwrite_K=True)
+    a_ex, _ = exact_ls_svm_regression(K, y, 1.0)
+    for r in (r1, r2):                 # the residual is computed differently (K, or symm on the kept triangle)
+        assert relerr(r.alpha, a_ex) <= r.info["expected_rel_error"]
+
+
+def test_refinement_improves_a_moderately_conditioned_solve():
+    """cond ~1e8: one or two refinement steps are applied and the result is within eps cond of exact."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(12, 2)) * 0.2
+    K = kernel_matrix(X, kernel="rbf", sigma=1.0)
+    y = rng.normal(size=12)
+    res = ls_svm_regression(K, y, 1e6, tol=1e-3)             # tol loose: no warning wanted here
+    assert res.status == "optimal" and res.info["expected_rel_error"] > 1e-12
+    a_ex, _ = exact_ls_svm_regression(K, y, 1e6)
+    assert relerr(res.alpha, a_ex) <= res.info["expected_rel_error"]
+
+
+@pytest.mark.parametrize("C", [5e-324, 1e-310])
+def test_C_whose_reciprocal_overflows_is_refused_naming_C(C):
+    K, y = make("rbf", N=10, seed=17)
+    with pytest.raises(ValueError, match="C"):
+        ls_svm(K, y, C)
