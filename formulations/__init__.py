@@ -35,7 +35,7 @@ from ._base import Formulation
 from ._common import KernelClipWarning, NotConvexError, RefProblem, kernel_factor, set_params
 from .least_1norm import Least1NormSVM
 from .ls_svm import LSSVM, LSSVMRegression
-from .reference import ReferenceDisagreementWarning, ReferenceSolveError, Solution, solve
+from .reference import ReferenceAccuracyWarning, ReferenceDisagreementWarning, ReferenceSolveError, Solution, solve
 from .rls import RLS
 from .sparse_ls_svm import SparseLSSVM
 from .support_features import SupportFeatures
@@ -73,6 +73,7 @@ __all__ = [
     "KernelClipWarning",
     "ReferenceSolveError",
     "ReferenceDisagreementWarning",
+    "ReferenceAccuracyWarning",
     "L1SVM",
     "L2SVM",
     "LSSVM",

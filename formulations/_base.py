@@ -75,6 +75,8 @@ class Formulation:
         }
         if factor is not None:
             info["factor"] = factor.report()
+        if scale is not None:
+            info["scale"] = scale  # N max|K| (N max|X|^2 for X): C x scale says how hard the problem is scaled
         if gram is not None:
             info["gram"] = gram
         if certify is not None:
@@ -101,20 +103,37 @@ class Formulation:
 
         def certify(problem, values, duals, tol):
             C = problem.info["hyper"]["C"]
-            alpha = np.asarray(alpha_from(values, duals), dtype=float)
-            c, a, b = cert.box_certificate(kind, K, y, C, alpha, tol)
+            alpha = None if values is None else alpha_from(values, duals)
+            if alpha is None or not np.all(np.isfinite(np.asarray(alpha, dtype=float))):
+                alpha = cert.box_scaled_resolve(kind, K, y, C, tol=tol)  # the solver failed: re-solve in better scaling
+                if alpha is None:
+                    return None
+                c, a, b = cert.box_certificate(kind, K, y, C, alpha, tol)
+                c.polished = True
+            else:
+                alpha = np.asarray(alpha, dtype=float)
+                c, a, b = cert.box_certificate(kind, K, y, C, alpha, tol)
             if not c.certified:
                 c2, a2, b2 = cert.box_polish(kind, K, y, C, alpha, tol)
                 if c2.certified or c2.residuals["rel_gap"] < c.residuals["rel_gap"]:
                     c, a, b = c2, a2, b2
                     c.polished = True
+            if not c.certified:  # re-solve in better scaling, then polish again
+                alpha3 = cert.box_scaled_resolve(kind, K, y, C, tol=tol)
+                if alpha3 is not None:
+                    c3, a3, b3 = cert.box_certificate(kind, K, y, C, alpha3, tol)
+                    if not c3.certified:
+                        c3, a3, b3 = cert.box_polish(kind, K, y, C, alpha3, tol)
+                    if c3.certified or c3.residuals["rel_gap"] < c.residuals["rel_gap"]:
+                        c, a, b = c3, a3, b3
+                        c.polished = True
             c.method = f"duality gap on K ({kind} box dual)"
             if form == "dual":
                 c.objective = c.residuals["objective_dual"]
                 c.values = {"alpha": a}
             else:
                 c.objective = c.residuals["objective_primal"]
-                if c.polished:
+                if c.polished and Phi is not None:
                     f = K @ (y * a)
                     r = 1.0 - y * (f + b)
                     xi = r if kind == "l1n" else np.maximum(r, 0.0)
@@ -146,7 +165,8 @@ class Formulation:
             C = h["zeta"] / h["mu"] if "zeta" in h else h["C"]
             if "K_ld" not in cache:
                 cache["K_ld"] = K.astype(cert.LD)
-            K_ld, iC = cache["K_ld"], cert.LD(1) / cert.LD(C)
+                cache["Kx"] = cert.AccurateMatvec(K)
+            K_ld, Kx, iC = cache["K_ld"], cache["Kx"], cert.LD(1) / cert.LD(C)
             s_ld = s.astype(cert.LD)
             A = np.zeros((N + 1, N + 1))
             A[0, 1:] = s
@@ -155,9 +175,10 @@ class Formulation:
             A[np.arange(1, N + 1), np.arange(1, N + 1)] += 1.0 / C
             rhs = np.concatenate([[0.0], r])
 
-            def mv(x):
+            def mv(x):  # x in double; the products with K as in twice the precision, the rest in longdouble
                 b, a = x[0], x[1:]
-                return np.concatenate([[s_ld @ a], s_ld * (K_ld @ (s_ld * a)) + a * iC + s_ld * b])
+                a_ld = a.astype(cert.LD)
+                return np.concatenate([[s_ld @ a_ld], s_ld * Kx(s * a) + a_ld * iC + s_ld * cert.LD(b)])
 
             x, info = cert.refined_solve(A, rhs, mv, tol=tol, what="the LS-SVM KKT system")
             b, a = float(x[0]), x[1:]

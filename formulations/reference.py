@@ -134,12 +134,25 @@ def _run(problem: cp.Problem, solver: str, options: dict | None, *, tight: bool 
     return problem.status, problem.value, time.perf_counter() - t0
 
 
+def _scale_note(info) -> str:
+    """``C x N max|K|``: the size of C K alpha; far from 1 the problem is badly scaled for any solver."""
+    h, scale = info.get("hyper", {}), info.get("scale")
+    name = next((k for k in ("C", "gamma") if k in h), None)
+    if scale is None or name is None:
+        return ""
+    prod = float(h[name]) * float(scale)
+    if 1e-8 <= prod <= 1e8:
+        return ""
+    return (f"; note {name} x N x max|K| = {prod:.3g}: the problem is badly scaled (e.g. the data's scale or "
+            f"{name} is extreme), which is the likely cause")
+
+
 def _failure_message(info, c, tol) -> str:
     parts = [f"{k} = {v[0]:.3g} > {v[1]:.1g}" for k, v in c.failed.items()]
     return (f"reference of {info.get('formulation', 'problem')} ({info.get('form', '?')}, "
             f"{info.get('hyper', {})}) does not certify on the original data"
             f"{' after polishing' if c.polished or c.method == 'direct' else ''}: " + "; ".join(parts)
-            + f" (requested tol {tol:g}); the reference is not trusted")
+            + f" (requested tol {tol:g}); the reference is not trusted" + _scale_note(info))
 
 
 def _set_values(problem, values):
@@ -236,19 +249,26 @@ def solve(
             else:
                 status, value = status2, value2
         ok = status.startswith(cp.OPTIMAL) and not status.startswith(cp.OPTIMAL_INACCURATE)
-        salvage = status == cp.OPTIMAL_INACCURATE and certify is not None
+        # a certifier can salvage an inaccurate / stopped / failed solve (polish, re-solve in better scaling)
+        salvage = certify is not None and (status in (cp.OPTIMAL_INACCURATE, cp.USER_LIMIT)
+                                           or status.startswith("solver_error"))
+        failure = (f"reference solve of {info.get('formulation', 'problem')} ({info.get('form', '?')}) with {solver} "
+                   f"ended with status {status!r} (value {value}); the reference is not trusted")
         if not ok and not salvage and not (accept_inaccurate and status == cp.OPTIMAL_INACCURATE):
-            raise ReferenceSolveError(
-                f"reference solve of {info.get('formulation', 'problem')} ({info.get('form', '?')}) with {solver} "
-                f"ended with status {status!r} (value {value}); the reference is not trusted"
-            )
+            raise ReferenceSolveError(failure)
         values = {v.name(): (np.array(v.value) if v.value is not None else None) for v in problem.variables()}
         values = {k: (float(v) if v is not None and v.ndim == 0 else v) for k, v in values.items()}
         duals = [c_.dual_value for c_ in problem.constraints]
         used = solver
         if certify is not None:
             t0 = time.perf_counter()
-            c = certify(problem, values, duals, tol)
+            have = all(v is not None for v in values.values()) and not status.startswith("solver_error")
+            c = certify(problem, values if have else None, duals if have else None, tol)
+            if c is None:
+                raise ReferenceSolveError(failure + "; a re-solve in better scaling failed too" + _scale_note(info))
+            if not have:
+                values = {k: v for k, v in values.items()}
+                status = f"{status} -> re-solved in better scaling"
             if not c.certified and solver == "CLARABEL" and not options:
                 # polish by re-solving at tighter tolerances (the certifier's own polish did not suffice)
                 with warnings.catch_warnings():
@@ -276,13 +296,20 @@ def solve(
         if c is None:
             value = float(value)
     objective = float(c.objective) if c is not None else float(value)
+    if c is not None and c.certified and c.residuals.get("rel_floor", 0.0) > tol:
+        warnings.warn(
+            f"reference of {info.get('formulation', 'problem')} ({info.get('form', '?')}, {info.get('hyper', {})}): "
+            f"the duality gap can only be resolved to {c.residuals['rel_floor']:.1e} relative in double precision "
+            f"(the floor of evaluating the objectives), above the requested tol {tol:g}; the gap found is "
+            f"{c.residuals['rel_gap']:.1e}" + _scale_note(info), ReferenceAccuracyWarning, stacklevel=2)
     cert: dict = {}
     if c is not None:
         cert = {"method": c.method, "tol": tol, "residuals": dict(c.residuals),
                 "failed": {k: list(v) for k, v in c.failed.items()}}
     marginal = c is None or c.polished and c.method != "direct" or (
         c is not None and any(abs(c.residuals.get(k, 0.0)) > MARGINAL * tol
-                              for k in ("rel_gap", "eq_feasibility", "bound_feasibility", "est_rel_error")))
+                              for k in ("rel_gap", "eq_feasibility", "bound_feasibility", "est_rel_error",
+                                        "rel_rounding")))
     run_check = bool(cross_check) and (cross_check != "auto" or marginal)
     check: dict = {}
     if run_check:

@@ -79,9 +79,10 @@ class RLS(Formulation):
             gamma = problem.info["hyper"]["gamma"]
             if "K_ld" not in cache:
                 cache["K_ld"] = K.astype(cert.LD)
-            K_ld, mg = cache["K_ld"], cert.LD(m) * cert.LD(gamma)
+                cache["Kx"] = cert.AccurateMatvec(K)
+            K_ld, Kx, mg = cache["K_ld"], cache["Kx"], cert.LD(m) * cert.LD(gamma)
             A = K + (m * gamma) * np.eye(m)
-            c, info = cert.refined_solve(A, y, lambda x: K_ld @ x + mg * x, spd=True, tol=tol,
+            c, info = cert.refined_solve(A, y, lambda x: Kx(x) + mg * x.astype(cert.LD), spd=True, tol=tol,
                                          what="the RLS system (001, eq. (8))")
             c_ld = c.astype(cert.LD)
             Kc = K_ld @ c_ld

@@ -97,7 +97,8 @@ class SparseLSSVM(Formulation):
             C, lam = h["C"], np.asarray(h["lam"], dtype=float)
             if "K_ld" not in cache:
                 cache["K_ld"] = K.astype(cert.LD)
-            K_ld, iC, lam_ld = cache["K_ld"], cert.LD(1) / cert.LD(C), lam.astype(cert.LD)
+                cache["Kx"] = cert.AccurateMatvec(K)
+            K_ld, Kx, iC, lam_ld = cache["K_ld"], cache["Kx"], cert.LD(1) / cert.LD(C), lam.astype(cert.LD)
             A = np.zeros((N + 1, N + 1))
             A[0, 1:] = 1.0
             A[1:, 0] = 1.0
@@ -106,9 +107,14 @@ class SparseLSSVM(Formulation):
             if not np.all(np.isfinite(A)):
                 raise np.linalg.LinAlgError("K diag(lam)^-1 K overflows: some lam_i is too small for this K")
 
-            def mv(x):
+            def mv(x):  # H beta = K (K beta / lam) + beta / C, each K product as in twice the precision
                 b, beta = x[0], x[1:]
-                return np.concatenate([[np.sum(beta)], K_ld @ ((K_ld @ beta) / lam_ld) + beta * iC + b])
+                Kb = Kx(beta)
+                u = (Kb / lam_ld)
+                u_hi = u.astype(float)
+                inner = Kx(u_hi) + K_ld @ (u - u_hi.astype(cert.LD))  # the low part of u by a plain product
+                be = beta.astype(cert.LD)
+                return np.concatenate([[np.sum(be)], inner + be * iC + cert.LD(b)])
 
             x, info = cert.refined_solve(A, np.concatenate([[0.0], y]), mv, tol=tol, what="the ISLS system (004, eq. (4))")
             b, beta = float(x[0]), x[1:]

@@ -73,6 +73,8 @@ class SupportFeatures(Formulation):
 
         def certify(problem, values, duals, tol):
             h = problem.info["hyper"]
+            if values is None or lam_from(values, duals) is None:
+                return None
             c, lam, a, b = cert.sfm_certificate(X, y, h["C"], h["mu"], lam_from(values, duals), tol,
                                                 a_primal=values.get("a") if form == "primal" else None)
             c.method = "duality gap on X (003 eqs. (5), (10))"
