@@ -356,7 +356,8 @@ def _search_log(f, lo: float, hi: float, per_decade: int, df=None, xatol: float 
     """Maximise ``f(t)`` over ``t in [log lo, log hi]``: log-uniform grid, then around the best grid point
     either the root of the derivative ``df`` (brentq, when it changes sign there: the maximum to rounding) or
     bounded Brent on ``f`` (to about ``sqrt(eps)`` relative, the flatness of a maximum).
-    Returns ``(t, f(t), at_boundary, grid, grid_values)``."""
+    Returns ``(t, f(t), at_boundary, grid, grid_values, at_edge)``; ``at_edge``: ``t`` is the grid point next to
+    a grid point where ``f`` is not finite and the maximum did not move inside (``f`` still rises towards it)."""
     a, b = np.log(lo), np.log(hi)
     n = max(5, int(np.ceil(per_decade * (b - a) / np.log(10.0))) + 1)
     t = np.linspace(a, b, n)
@@ -368,6 +369,7 @@ def _search_log(f, lo: float, hi: float, per_decade: int, df=None, xatol: float 
     # bracket by the neighbours where the function is finite (a -inf neighbour: the grid point itself)
     left = t[k - 1] if k > 0 and np.isfinite(vals[k - 1]) else t[k]
     right = t[k + 1] if k < n - 1 and np.isfinite(vals[k + 1]) else t[k]
+    clipped = (k > 0 and left == t[k], k < n - 1 and right == t[k])  # a non-finite neighbour on that side
     tb = None if left < right else float(t[k])
     if df is not None and tb is None:
         dl, dr = df(left), df(right)
@@ -392,7 +394,8 @@ def _search_log(f, lo: float, hi: float, per_decade: int, df=None, xatol: float 
     if at_boundary:  # report the end itself, not a point a hair inside it
         tb = a if tb - a < BOUNDARY_LOG_TOL else b
         fb = float(f(tb))
-    return tb, fb, at_boundary, t, vals
+    at_edge = bool((clipped[0] and tb - t[k] < BOUNDARY_LOG_TOL) or (clipped[1] and t[k] - tb < BOUNDARY_LOG_TOL))
+    return tb, fb, at_boundary, t, vals, at_edge
 
 
 def _level2(eig: CentredEigen, y: np.ndarray, K: np.ndarray, gamma_range) -> Level2Result:
@@ -401,7 +404,7 @@ def _level2(eig: CentredEigen, y: np.ndarray, K: np.ndarray, gamma_range) -> Lev
     if not np.any(c2 > 0.0):
         raise ValueError("y is constant: the evidence has no maximum (the bias b explains all of y)")
     lo, hi = gamma_range
-    t, lev, at_boundary, _, _ = _search_log(lambda s: _profile(eig, c2, s)[0], lo, hi, GRID_PER_DECADE,
+    t, lev, at_boundary, _, _, _ = _search_log(lambda s: _profile(eig, c2, s)[0], lo, hi, GRID_PER_DECADE,
                                             df=lambda s: _dprofile(eig, c2, s))
     gamma = float(np.exp(t))
     lev, mu = _profile(eig, c2, t)
@@ -516,11 +519,11 @@ def _level3(X, Ys, sigma_range, gamma_range):
     lo, hi = sigma_range
     strict = True
     try:
-        t, lev, at_boundary, grid, vals = _search_log(lambda s: total(s, True), lo, hi, SIGMA_GRID_PER_DECADE,
+        t, lev, at_boundary, grid, vals, at_edge = _search_log(lambda s: total(s, True), lo, hi, SIGMA_GRID_PER_DECADE,
                                                       xatol=SIGMA_XATOL)
     except FloatingPointError:  # level 2 on the boundary of gamma_range at every sigma of the grid
         strict = False
-        t, lev, at_boundary, grid, vals = _search_log(lambda s: total(s, False), lo, hi, SIGMA_GRID_PER_DECADE,
+        t, lev, at_boundary, grid, vals, at_edge = _search_log(lambda s: total(s, False), lo, hi, SIGMA_GRID_PER_DECADE,
                                                       xatol=SIGMA_XATOL)
     sigma = float(np.exp(t))
     K = rbf_kernel(X, sigma=sigma)
@@ -537,6 +540,12 @@ def _level3(X, Ys, sigma_range, gamma_range):
         status = "at_boundary"
         message = (f"the level-3 evidence is largest at sigma = {sigma:.6g}, an end of sigma_range = "
                    f"({lo:.6g}, {hi:.6g}): not a maximum; widen sigma_range")
+    elif at_edge:
+        status = "at_boundary"
+        at_boundary = True
+        message = (f"the level-3 evidence is largest at sigma = {sigma:.6g}, next to sigma where level 2 has no interior "
+                   f"maximum in gamma_range = {gamma_range} (the level-3 approximation is undefined there) and still "
+                   "rises towards them: sigma is the edge of the valid region, not a level-3 maximum")
     return Level3Result(sigma=sigma, log_evidence=float(lev), level2=l2, at_boundary=at_boundary,
                         sigma_range=(lo, hi), sigmas=np.exp(grid), log_evidences=vals, status=status, message=message)
 
@@ -549,11 +558,13 @@ def level3(X, y, *, sigma_range=None, gamma_range=GAMMA_RANGE) -> Level3Result:
     Only the ``sigma`` whose level 2 has an interior maximum compete (at a level-2 maximum on the boundary of
     ``gamma_range``, e.g. ``gamma -> inf`` where a narrow kernel interpolates, ``N - gamma_eff -> 0`` and Van
     Gestel's error bar ``2/(N - gamma_eff)`` on ``log zeta`` diverges: the approximation is undefined there;
-    their grid values are ``-inf``). If no ``sigma`` qualifies, the formula is maximised regardless and the
-    result is flagged ``at_boundary``.
+    their grid values are ``-inf``). If no ``sigma`` qualifies, the formula is maximised regardless; if the
+    maximum sits next to the excluded ``sigma`` and still rises towards them, it is the edge of the valid region.
+    Both are flagged like a range end.
     ``sigma_range``: default ``(0.01, 100)`` times the median pairwise distance of ``X``; searched on a
-    log grid (4 per decade) and refined by bounded Brent (to 1e-4 in log sigma). A maximum at an end of ``sigma_range`` issues a
-    :class:`BoundaryWarning` and sets ``at_boundary``; level-2 boundary hits at the chosen ``sigma`` warn too.
+    log grid (4 per decade) and refined by bounded Brent (to 1e-4 in log sigma). A maximum at an end of
+    ``sigma_range`` issues a :class:`BoundaryWarning` and sets ``at_boundary``; level-2 boundary hits at the
+    chosen ``sigma`` warn too.
     """
     X = check_X(X, "X")
     Ys = _ys_matrix(y)

@@ -283,6 +283,19 @@ def test_level3_boundary_is_reported():
     assert r.at_boundary and r.sigma == pytest.approx(4 * sigma) and r.status == "at_boundary"
 
 
+def test_level3_edge_of_the_valid_region_is_reported():
+    """On this circle the level-3 formula keeps rising towards the narrow kernels whose level 2 runs to gamma -> inf
+    (where it is undefined): the returned sigma is the edge of the valid region and is flagged, not called a maximum."""
+    X, y = ring(40, 0)
+    with pytest.warns(bayes.BoundaryWarning, match="edge of the valid region"):
+        r = bayes.level3(X, y)
+    assert r.at_boundary and r.status == "at_boundary"
+    k = int(np.argmin(np.abs(np.log(r.sigmas / r.sigma))))
+    assert np.isclose(r.sigmas[k], r.sigma) and not np.isfinite(r.log_evidences[k - 1])
+    with pytest.warns(bayes.BoundaryWarning, match="gamma_range"):
+        assert bayes.level2(rbf_kernel(X, sigma=r.sigmas[k - 1]), y).at_boundary
+
+
 def test_evidence_surface_profiles_level2():
     X, y = toy(30, 0)
     gammas, sigmas = np.logspace(-2, 2, 5), np.array([0.5, 1.0])
