@@ -23,9 +23,13 @@ Everything is computed from **one** eigendecomposition per kernel matrix: of the
   ``mu`` is ``mu = (N-1)/S(gamma)``, leaving a 1-D search over ``log gamma``;
 * level 3 (:func:`level3`): ``log p(D | sigma) = log p(D | mu_MP, zeta_MP) + log 2pi + 1/2 log(2/gamma_eff')
   + 1/2 log(2/(N - 1 - gamma_eff'))`` (Van Gestel's Gaussian approximation of the hyperparameter posterior,
-  ``gamma_eff' = sum_i gamma lam_i / (1 + gamma lam_i)``), maximised over ``sigma`` (grid, then Brent);
+  ``gamma_eff' = sum_i gamma lam_i / (1 + gamma lam_i)``), maximised over ``sigma`` (grid, then Brent) among
+  the ``sigma`` whose level 2 has an interior maximum;
 * moderated output (:func:`moderated_log_odds`): class probabilities that integrate the latent output over
   the posterior of ``w`` (Van Gestel et al. 2002, LS-SVMlab ``bay_modoutClass``).
+
+A maximum found on the boundary of a search range (``gamma_range``, ``sigma_range``) is never returned as a
+maximum: the result says ``at_boundary=True`` and a :class:`BoundaryWarning` is issued.
 
 :class:`BayesianLSSVC` is the scikit-learn estimator on top (one-vs-rest for more than two classes).
 This module imports numpy, scipy and scikit-learn's base classes only (no cvxpy, no matplotlib).
@@ -58,6 +62,7 @@ __all__ = [
     "Level3Result",
     "level3",
     "evidence_surface",
+    "median_distance",
     "moderated_log_odds",
     "BayesianLSSVC",
 ]
@@ -500,7 +505,10 @@ def median_distance(X) -> float:
 
 
 def _ys_matrix(y) -> np.ndarray:
-    Y = np.asarray(y, dtype=float)
+    try:
+        Y = np.asarray(y, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("y must be numeric targets (+-1 labels), a vector (N,) or a matrix (N x m)") from None
     return Y[:, None] if Y.ndim == 1 else Y
 
 
@@ -679,9 +687,14 @@ class BayesianLSSVC(ClassifierMixin, BaseEstimator):
     against ``classes_[0]``; with more, one-vs-rest: arrays with one entry (row) per class, all sharing one
     ``sigma_`` chosen by the summed level-3 evidence.
 
+    ``X_fit_`` keeps the training inputs (the kernel expansion and the moderated output need them). An evidence
+    maximum on the boundary of ``gamma_range`` or ``sigma_range`` issues a :class:`BoundaryWarning` and sets
+    ``at_boundary_``. Bad parameters raise ``ValueError`` / ``TypeError`` naming them, in ``fit``.
+
     ``predict`` is the Bayes decision, the most probable class under ``predict_proba`` (for two classes with
-    equal priors and equal variances it is the sign of the latent output); :meth:`latent_function` gives the
-    LS-SVM output ``f(x)`` itself (LS-SVMlab's ``latentlssvm``).
+    equal priors and equal class variances it thresholds ``f(x)`` at the midpoint of the two class centres);
+    :meth:`latent_function` gives the LS-SVM output ``f(x)`` itself (LS-SVMlab's ``latentlssvm``). There is no
+    ``decision_function``: the moderated log-odds are not monotone in ``f(x)`` when the class variances differ.
     """
 
     def __init__(self, kernel="rbf", sigma=None, *, sigma_range=None, gamma_range=GAMMA_RANGE, class_prior=None):
