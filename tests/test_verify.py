@@ -673,10 +673,6 @@ KNOWN_FAILING_LARGER = {
         "a-separable-huge-C (C = 1e6): SMO stops at its iteration limit, objective gap 0.58",
     ("svmref.solvers.smo:least_1norm_svm", "adversarial"):
         "a-separable-huge-C: iteration limit (objective gap 0.95); a-C-1e4: duality gap 4.5e-5 at the KKT-gap stop",
-    ("svmref.solvers.isls:sparse_ls_svm", "standard"):
-        "s-rbf-200: the reweighting converges linearly and slowly, fixed-point residual 1.6e-5",
-    ("svmref.solvers.isls:sparse_ls_svm", "adversarial"):
-        "a-C-1e4, a-ill-conditioned-poly, a-separable-huge-C: fixed-point residual 5e-5 to 0.7",
     ("svmref.solvers.support_features:support_features", "standard"):
         "s-features-60x200-mu0.6 (C = 100): tol is a KKT-gap tolerance, "
         "the duality gap can reach tol x C x N (1.7e-6 here)",
