@@ -10,7 +10,14 @@ fields (RLS: ``c``; support features machine: ``lam``, ``a``; ISLS: ``history``)
 * ``"optimal"``            -- the stopping rule was met (KKT gap <= tol, or a direct solve);
 * ``"max_iter_reached"``   -- the iteration limit stopped the solver first (a
   :class:`~sklearn.exceptions.ConvergenceWarning` was issued);
-* ``"numerical_issue"``    -- a fallback path was taken or accuracy was lost (``message`` says which).
+* ``"numerical_issue"``    -- a fallback path was taken or accuracy was lost (``message`` says which);
+* ``"not_convex"``         -- the kernel matrix is not positive semidefinite and the solver was asked to go on
+  (``on_nonconvex="clamp"``): the answer is a stationary point at best, never called optimal.
+
+The coefficient convention is stated once, here: ``coef`` holds the expansion coefficients of the decision
+function ``f(x) = sum_i coef_i k(x_i, x) + b`` (classification: ``coef = alpha * y``; regression and ISLS:
+``coef = alpha``), and :meth:`SolverResult.decision_function` evaluates it on a cross-kernel
+``K_cross[m, i] = k(z_m, x_i)``. ``objective_sense`` says whether ``objective`` was minimised or maximised.
 """
 from __future__ import annotations
 
@@ -22,7 +29,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 __all__ = ["SolverResult", "ConvergenceWarning", "warn_not_converged"]
 
-STATUSES = ("optimal", "max_iter_reached", "numerical_issue")
+STATUSES = ("optimal", "max_iter_reached", "numerical_issue", "not_convex")
 
 
 @dataclass(frozen=True, repr=False)
@@ -50,6 +57,11 @@ class SolverResult:
         Wall-clock seconds spent in the solver.
     kkt_gap : float
         Final KKT violation measured by the solver's own stopping rule (``nan`` if none).
+    coef : ndarray or None
+        Expansion coefficients of ``f(x) = sum_i coef_i k(x_i, x) + b`` (``None`` where the solver did not
+        record them: then :meth:`decision_function` uses ``alpha``).
+    objective_sense : str
+        ``"min"`` or ``"max"``: the sense in which ``objective`` was optimised.
     """
 
     alpha: np.ndarray | None
@@ -62,6 +74,23 @@ class SolverResult:
     time: float = 0.0
     kkt_gap: float = float("nan")
     info: dict = field(default_factory=dict)
+    coef: np.ndarray | None = None
+    objective_sense: str = "min"
+
+    def decision_function(self, K_cross) -> np.ndarray:
+        """``f(z_m) = sum_i coef_i K_cross[m, i] + b`` for a cross-kernel ``K_cross`` (M x N, rows = new points).
+
+        With raw X, ``K_cross = RawKernel(...).cross(Z)``; a 1-D ``K_cross`` is one point.
+        """
+        c = self.coef if self.coef is not None else self.alpha
+        if c is None:
+            raise ValueError("this result has no expansion coefficients (coef and alpha are None)")
+        Kc = np.asarray(K_cross, dtype=np.float64)
+        if Kc.ndim == 1:
+            Kc = Kc[None, :]
+        if Kc.ndim != 2 or Kc.shape[1] != c.shape[0]:
+            raise ValueError(f"K_cross must have {c.shape[0]} columns (one per training pattern); got shape {Kc.shape}")
+        return Kc @ c + (0.0 if self.b is None else float(self.b))
 
     def __iter__(self):
         """Unpack as ``alpha, b = result``."""

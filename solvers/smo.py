@@ -30,38 +30,81 @@ Stopping rule: the KKT gap ``max_{I_low} F - min_{I_up} F <= tol`` with ``F_t = 
 :mod:`svmref.solvers._smo_kernel`.
 
 The decision function is ``f(x) = sum_i alpha_i y_i k(x_i, x) + b`` for all four (classification
-convention); ``b`` is LIBSVM's ``-rho`` (mean over the free variables, midpoint rule otherwise).
+convention, ``result.coef = alpha * y``); ``b`` is LIBSVM's ``-rho`` (mean over the free variables,
+midpoint rule otherwise).  :func:`svr` is epsilon-SVR on the same engine (2N variables and a linear term,
+as LIBSVM; ``f(x) = sum_i coef_i k(x_i, x) + b`` with ``coef = alpha^+ - alpha^-``).
+
+**The kernel.**  Every entry point takes ``K`` as a dense Gram matrix, or a :class:`RawKernel` (raw X, a
+kernel, an LRU column cache of ``cache_size`` MB: the full K is never formed), or a
+:class:`PrecomputedKernel` (a checked dense K, reusable across calls).
+
+**Honesty.**  A kernel that is not positive semidefinite makes the dual non-convex.  SMO detects it by a
+pair with ``a_ij = Kt_ii + Kt_jj - 2 Kt_ij < 0`` met during the iterations and, for a dense K with
+N <= :data:`PSD_SCAN_MAX_N`, by a Cholesky scan of ``Kt + tau I`` before starting; then it raises
+:class:`~svmref._validation.NotConvexError` (``on_nonconvex="raise"``, the default) or goes on as LIBSVM
+does (``a_ij`` replaced by TAU) under a :class:`NotConvexWarning` with ``status="not_convex"``
+(``on_nonconvex="clamp"``).  A result with non-finite alpha or b is never labelled optimal.
+
+**Hard problems.**  On ill-conditioned problems (LS-SVM or the Least 1-Norm SVM on separable data with
+C = 1e6) pairwise steps converge at a rate ~ 1 - 1/cond and stall.  Every :data:`NEWTON_EVERY` SMO
+iterations (and once at the end when ``tol < REFRESH_TOL``) the engine takes a Newton step on the free
+variables: the equality-constrained minimiser of D over the free set, other variables fixed, followed
+along its direction up to the box (an exact line search; it never increases D).  This is the
+unbounded-variable step of active-set methods; it solves LS-SVM (every variable free) in one step.
+Without progress over a whole round the solver stops with ``status="numerical_issue"`` and a warning
+instead of running to ``max_iter``.
 """
 from __future__ import annotations
 
 import numbers
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.linalg
 
 from svmref._validation import (
-    check_gram,
-    check_kernel_memory,
+    NotConvexError,
     check_labels,
     check_max_iter,
     check_positive,
+    check_targets,
     check_tol,
 )
 
 from . import _smo_kernel as _k
-from ._result import SolverResult, warn_not_converged
+from ._qmatrix import PrecomputedKernel, RawKernel, as_qmatrix
+from ._result import ConvergenceWarning, SolverResult, warn_not_converged
 
-__all__ = ["SMOResult", "smo_solve", "l1_svm", "l2_svm", "ls_svm", "least_1norm_svm", "WSS"]
+__all__ = ["SMOResult", "smo_solve", "l1_svm", "l2_svm", "ls_svm", "least_1norm_svm", "svr", "WSS",
+           "RawKernel", "PrecomputedKernel", "NotConvexWarning", "ON_NONCONVEX"]
 
 #: The working-set selection rules.
 WSS = ("first", "second")
 
+#: What to do with a kernel that is not positive semidefinite.
+ON_NONCONVEX = ("raise", "clamp")
+
 #: Below this tol the final gap is re-checked on F recomputed from alpha (one K @ v).
 REFRESH_TOL = 1e-5
 
-#: Relative asymmetry of K tolerated (the same as :func:`svmref._validation.check_gram`).
-_SYM_RTOL = 1e-8
+#: A pair with ``a_ij < -PSD_RTOL * max(1, |Kt_ii| + |Kt_jj|)`` proves that Kt is not PSD.
+PSD_RTOL = 1e-10
+
+#: Dense kernels up to this size are scanned for PSD (a Cholesky factorisation) before solving.
+PSD_SCAN_MAX_N = 2000
+
+#: SMO iterations between Newton steps on the free variables: ``max(NEWTON_EVERY, 50 M)``.
+NEWTON_EVERY = 200_000
+
+#: Largest free set for which a Newton step (an ``(n_free + 1)``-square dense solve) is taken.
+NEWTON_MAX_FREE = 2000
+
+
+class NotConvexWarning(UserWarning):
+    """The kernel matrix is not PSD and the solver goes on (``on_nonconvex="clamp"``): the result is a
+    stationary point of a non-convex problem, labelled ``status="not_convex"``."""
 
 
 @dataclass(frozen=True, repr=False)
@@ -70,14 +113,14 @@ class SMOResult(SolverResult):
 
     ``objective`` is the dual ``D(alpha)`` in the minimisation sign of 000 eq. (2)/(5) (so the
     primal optimum is ``-objective``); ``kkt_gap`` is the final ``max_{I_low} F - min_{I_up} F``
-    (000, eq. (10)/(11)).
+    (000, eq. (10)/(11)).  ``coef`` is ``alpha * y`` (classification) or ``alpha^+ - alpha^-`` (:func:`svr`).
 
     Extra attributes
     ----------------
     n_sv : int
         Patterns with ``alpha_i != 0`` (support vectors).
     n_free : int
-        Patterns strictly inside their box (``l_i < alpha_i < u_i``).
+        Variables strictly inside their box (``l_i < alpha_i < u_i``).
     wss : str
         Working-set rule used (``"first"`` or ``"second"``).
     tol : float
@@ -93,30 +136,6 @@ class SMOResult(SolverResult):
 # ------------------------------------------------------------------------------------------------
 # input checks
 # ------------------------------------------------------------------------------------------------
-def _check_K(K) -> np.ndarray:
-    """The Gram matrix, checked as :func:`check_gram` does but without its N x N temporaries.
-
-    A float64 C-contiguous square array (what :func:`svmref.kernels.kernel_matrix` returns) is
-    scanned once by the compiled :func:`_smo_kernel.gram_scan`; anything else, and any failure of
-    the scan, goes through :func:`check_gram`, so the error messages are the house's.
-    """
-    shape = np.shape(K)
-    if len(shape) == 2:
-        check_kernel_memory(shape[0], shape[1])
-    if (
-        isinstance(K, np.ndarray)
-        and K.dtype == np.float64
-        and K.ndim == 2
-        and K.shape[0] == K.shape[1]
-        and K.size > 0
-        and K.flags.c_contiguous
-    ):
-        bad, asym = _k.gram_scan(K, _SYM_RTOL)
-        if bad < 0 and not asym:
-            return K
-    return check_gram(K, "K", rtol=_SYM_RTOL)
-
-
 def _check_bound(v, n: int, name: str) -> np.ndarray:
     try:
         arr = np.asarray(v, dtype=np.float64)
@@ -156,9 +175,295 @@ def _check_wss(wss) -> bool:
     return wss == "second"
 
 
+def _check_flag(v, name: str) -> bool:
+    if not isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {v!r}")
+    return bool(v)
+
+
+def _check_options(wss, on_nonconvex, psd_scan, shrinking, newton):
+    second = _check_wss(wss)
+    if on_nonconvex not in ON_NONCONVEX:
+        raise ValueError(f"on_nonconvex must be one of {ON_NONCONVEX}; got {on_nonconvex!r}")
+    if psd_scan != "auto":
+        _check_flag(psd_scan, "psd_scan")
+    return second, _check_flag(shrinking, "shrinking"), _check_flag(newton, "newton")
+
+
+# ------------------------------------------------------------------------------------------------
+# pieces of the engine that run in Python (numpy / LAPACK)
+# ------------------------------------------------------------------------------------------------
+def _gradient(qm, pat, ident, y, p, shift, alpha, only_at_bound=None):
+    """``F = Kt (alpha y) + y p`` exactly (``only_at_bound``: LIBSVM's ``G_bar``, the bound terms of K only)."""
+    c = alpha * y
+    if only_at_bound is not None:
+        c = np.where(only_at_bound, c, 0.0)
+    v = c if ident else np.bincount(pat, weights=c, minlength=qm.n)
+    Kv = qm.matvec(v)
+    Kv = Kv if ident else Kv[pat]
+    if only_at_bound is not None:
+        return np.ascontiguousarray(Kv)
+    return np.ascontiguousarray(Kv + shift * c + y * p)
+
+
+def _at_nonzero_bound(alpha, lower, upper):
+    return ((alpha == upper) & (upper != 0.0)) | ((alpha == lower) & (lower != 0.0))
+
+
+def _psd_scan(qm, shift, name):
+    """``(psd, lambda_min or nan)`` of ``K + shift I`` by a Cholesky factorisation of ``K + (shift + tau) I``,
+    ``tau = PSD_RTOL * max(1, ||K||_F)`` (at least the formulations' ``1e-10 max|eig|``, so whatever is refused
+    here the reference refuses too)."""
+    K = qm.K
+    tau = PSD_RTOL * max(1.0, float(np.linalg.norm(K)))
+    A = K + (shift + tau) * np.eye(K.shape[0])
+    try:
+        scipy.linalg.cholesky(A, lower=True, overwrite_a=True, check_finite=False)
+        return True, float("nan")
+    except np.linalg.LinAlgError:
+        w = np.linalg.eigvalsh(K)
+        return False, float(w[0] + shift)
+
+
+def _newton_step(qm, pat, y, lower, upper, shift, alpha, F, max_steps=50):
+    """Newton steps on the free variables S (the others fixed).  Returns the decrease of D (>= 0).
+
+    On the face ``{alpha_t fixed for t not in S, y' alpha = const}`` D is the quadratic
+    ``1/2 d'Q_SS d + g_S'd`` (``g = y F``, ``Q_SS = diag(y_S) Kt_SS diag(y_S)``).  If it has a minimiser, the
+    step is the Newton step ``[Q_SS y_S; y_S' 0] [d; nu] = [-g_S; 0]``; if not (``Q_SS`` singular and ``g_S``
+    not in its range: duplicates, a rank-deficient K with a box), D decreases linearly along the projection
+    of ``-g_S`` on the null space (``Q d = 0``: F does not change), which is followed up to the box.  Each
+    direction is followed with the exact line search ``t* = -g'd / d'Qd`` cut at the first bound; the
+    variables that reach a bound leave S and the step is repeated (at most ``max_steps`` times), as in an
+    active-set method.  Directions that do not decrease D are never taken.
+    """
+    S0 = np.flatnonzero((alpha > lower) & (alpha < upper))
+    n0 = S0.size
+    if n0 < 2 or n0 > NEWTON_MAX_FREE:
+        return 0.0
+    y0 = y[S0]
+    Q0 = (y0[:, None] * qm.block(pat[S0], pat[S0])) * y0[None, :]
+    Q0[np.diag_indices(n0)] += shift
+    g0 = y0 * F[S0]
+    lo0, up0 = lower[S0], upper[S0]
+    loc = np.arange(n0)
+    total = 0.0
+    for _ in range(max_steps):
+        n = loc.size
+        if n < 2:
+            break
+        Qs = Q0[np.ix_(loc, loc)]
+        gs = g0[loc]
+        ys = y0[loc]
+        u = None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            A = np.zeros((n + 1, n + 1))
+            A[:n, :n] = Qs
+            A[:n, n] = ys
+            A[n, :n] = ys
+            rhs = np.concatenate([-gs, [0.0]])
+            try:
+                x = scipy.linalg.solve(A, rhs, assume_a="sym", check_finite=False)
+                if np.all(np.isfinite(x)) and np.linalg.norm(x) * np.abs(A).max() <= 1e12 * max(np.linalg.norm(rhs), 1e-300):
+                    u = x[:n]
+            except (np.linalg.LinAlgError, ValueError):
+                u = None
+            if u is None:  # singular: eigen-decomposition of the reduced Hessian on {y_s' d = 0}
+                Z = np.linalg.qr(ys[:, None], mode="complete")[0][:, 1:]
+                lam, V = np.linalg.eigh(Z.T @ Qs @ Z)
+                rv = V.T @ (Z.T @ gs)
+                null = lam <= 1e-10 * max(float(lam[-1]), 1e-300)
+                d_null = Z @ (V @ np.where(null, -rv, 0.0))
+                bounded = np.all(np.isfinite(np.where(d_null > 0, up0[loc], np.where(d_null < 0, lo0[loc], 0.0))))
+                if np.linalg.norm(d_null) > 1e-12 * max(np.linalg.norm(rv), 1e-300) and bounded:
+                    u = d_null
+                else:
+                    u = Z @ (V @ np.where(null, 0.0, -rv / np.where(null, 1.0, lam)))
+        if not np.all(np.isfinite(u)):
+            break
+        u = u - ys * ((ys @ u) / n)  # exactly on y_s' d = 0 (y_t^2 = 1)
+        gd = float(gs @ u)
+        if not gd < 0.0:
+            break
+        Qu = Qs @ u
+        curv = float(u @ Qu)
+        t_star = -gd / curv if curv > 1e-14 * float(np.abs(Qs).max()) * float(u @ u) else np.inf
+        a = alpha[S0[loc]]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            room = np.where(u > 0.0, (up0[loc] - a) / u, np.where(u < 0.0, (lo0[loc] - a) / u, np.inf))
+        t_box = float(np.min(room))
+        t = min(t_star, t_box)
+        if not np.isfinite(t) or t <= 0.0:
+            break
+        new = a + t * u
+        hit = room <= t * (1.0 + 1e-12)
+        new[hit] = np.where(u[hit] > 0.0, up0[loc][hit], lo0[loc][hit])
+        new = np.minimum(np.maximum(new, lo0[loc]), up0[loc])
+        step = new - a
+        alpha[S0[loc]] = new
+        g0 += Q0[:, loc] @ step
+        total += max(0.0, -(t * gd + 0.5 * t * t * curv))
+        if not np.any(hit):
+            break
+        loc = loc[~hit]
+    return total
+
+
+def _objective(alpha, y, p, F):
+    # D = 1/2 alpha'Q alpha + p'alpha with (Q alpha)_t = y_t F_t - p_t  =>  1/2 sum alpha_t (y_t F_t + p_t)
+    return 0.5 * float(alpha @ (y * F + p))
+
+
 # ------------------------------------------------------------------------------------------------
 # the engine
 # ------------------------------------------------------------------------------------------------
+def _engine(qm, pat, y, p, lower, upper, shift, *, tol, second, wss, max_iter, alpha0, shrinking, on_nonconvex,
+            psd_scan, newton, name, stacklevel, coef_fn, t0):
+    M = y.shape[0]
+    ident = pat is None
+    pat = np.arange(M, dtype=np.int64) if ident else np.ascontiguousarray(pat, dtype=np.int64)
+    clamp = on_nonconvex == "clamp"
+    nonconvex_msg = ""
+    # --- PSD: cheap checks first, then (dense, small N) a Cholesky scan -----------------------------
+    Kd = np.ascontiguousarray(qm.diag())
+    if np.any(Kd + shift < -PSD_RTOL * max(1.0, float(np.max(np.abs(Kd))))):
+        t = int(np.argmin(Kd))
+        nonconvex_msg = f"K[{t}, {t}] + shift = {Kd[t] + shift:.3g} < 0"
+    elif isinstance(qm, PrecomputedKernel) and (psd_scan is True or (psd_scan == "auto" and qm.n <= PSD_SCAN_MAX_N)):
+        ok, lmin = _psd_scan(qm, shift, "K")
+        if not ok:
+            nonconvex_msg = f"its smallest eigenvalue is {lmin:.3g} (Cholesky scan of the {qm.n} x {qm.n} K)"
+    if nonconvex_msg:
+        if not clamp:
+            raise NotConvexError(f"{name}: the kernel matrix is not positive semidefinite ({nonconvex_msg}), so the "
+                                 "dual is not convex; pass on_nonconvex='clamp' to go on as LIBSVM does")
+        warnings.warn(f"{name}: the kernel matrix is not positive semidefinite ({nonconvex_msg}); going on with the "
+                      "TAU clamp (status='not_convex')", NotConvexWarning, stacklevel=stacklevel)
+
+    if alpha0 is None:
+        if np.any(lower > 0.0) or np.any(upper < 0.0):
+            raise ValueError("alpha = 0 is not in the box [lower, upper]; give a feasible alpha0")
+        alpha = np.zeros(M)
+        F = np.ascontiguousarray(y * p)
+        Gbar = np.zeros(M)
+    else:
+        alpha = _check_alpha0(alpha0, y, lower, upper)
+        F = _gradient(qm, pat, ident, y, p, shift, alpha)
+        Gbar = _gradient(qm, pat, ident, y, p, shift, alpha, _at_nonzero_bound(alpha, lower, upper)) if shrinking \
+            else np.zeros(M)
+
+    Q = qm.numba_q()
+    out = np.zeros(5)
+    n_iter = 0
+    newton_steps = 0
+    refreshes = 0
+    drift = float("nan")
+    seen_nonconvex = bool(nonconvex_msg)
+    min_active = M
+    chunk = max(NEWTON_EVERY, 50 * M) if newton else max_iter
+    final = None  # (status, message)
+    stale = False  # F (and Gbar) need recomputing from alpha
+    last_obj = _objective(alpha, y, p, F)
+    while True:
+        if stale:
+            F = _gradient(qm, pat, ident, y, p, shift, alpha)
+            if shrinking:
+                Gbar = _gradient(qm, pat, ident, y, p, shift, alpha, _at_nonzero_bound(alpha, lower, upper))
+            stale = False
+        budget = min(chunk, max_iter - n_iter)
+        it, code, gap = _k.solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second, budget, shrinking,
+                                 PSD_RTOL, clamp, alpha, F, Gbar, out)
+        n_iter += int(it)
+        if code != _k.NOT_CONVEX:
+            min_active = min(min_active, int(out[4]))
+            seen_nonconvex |= bool(out[3])
+        if code == _k.NOT_CONVEX:
+            i, j, a = int(out[0]), int(out[1]), float(out[2])
+            raise NotConvexError(
+                f"{name}: the kernel matrix is not positive semidefinite: the pair ({i}, {j}) has "
+                f"Kt_ii + Kt_jj - 2 Kt_ij = {a:.3g} < 0, so the dual is not convex; pass on_nonconvex='clamp' "
+                "to go on as LIBSVM does (status='not_convex')")
+        if code == _k.UNBOUNDED:
+            final = ("not_convex" if seen_nonconvex else "numerical_issue",
+                     f"the dual is unbounded below along the pair ({int(out[0])}, {int(out[1])}) "
+                     f"(a_ij = {out[2]:.3g} <= 0 and no bound): no minimiser exists")
+            break
+        if code == _k.OPTIMAL:
+            if tol >= REFRESH_TOL:
+                break
+            # F is updated incrementally and drifts by rounding; at a tight tol confirm the gap on F
+            # recomputed from alpha, after a Newton polish of the free variables
+            refreshes += 1
+            F_new = _gradient(qm, pat, ident, y, p, shift, alpha)
+            drift = float(np.max(np.abs(F_new - F))) if F_new.size else 0.0
+            F = F_new
+            if newton and refreshes <= 3 and _newton_step(qm, pat, y, lower, upper, shift, alpha, F) > 0.0:
+                newton_steps += 1
+                F = _gradient(qm, pat, ident, y, p, shift, alpha)
+            if shrinking:
+                Gbar = _gradient(qm, pat, ident, y, p, shift, alpha, _at_nonzero_bound(alpha, lower, upper))
+            gap = float(_k.kkt_gap(y, lower, upper, alpha, F))
+            if gap <= tol:
+                break
+            if refreshes >= 6:
+                final = ("numerical_issue", f"the KKT gap {gap:.3g} on the recomputed gradient stays above tol {tol:g}"
+                         " at working precision; use a larger tol")
+                break
+            continue
+        # MAX_ITER: the budget of this round is spent
+        if n_iter >= max_iter:
+            break
+        obj = _objective(alpha, y, p, F)
+        dec = _newton_step(qm, pat, y, lower, upper, shift, alpha, F) if newton else 0.0
+        if dec > 0.0:
+            newton_steps += 1
+            stale = True
+            obj -= dec
+        if not obj < last_obj:
+            final = ("numerical_issue", f"no decrease of the objective over {chunk} iterations (KKT gap {gap:.3g} > "
+                                        f"tol {tol:g}): stalled at working precision")
+            if stale:
+                F = _gradient(qm, pat, ident, y, p, shift, alpha)
+            break
+        last_obj = obj
+    if stale:
+        F = _gradient(qm, pat, ident, y, p, shift, alpha)
+        gap = float(_k.kkt_gap(y, lower, upper, alpha, F))
+    b, n_free = _k.bias(y, lower, upper, alpha, F)
+    objective = _objective(alpha, y, p, F)
+    gap = float(gap)
+    converged = code == _k.OPTIMAL and final is None and gap <= tol
+    if final is not None:
+        status, message = final
+    elif converged:
+        status, message = "optimal", f"KKT gap {gap:.3g} <= tol {tol:g} after {n_iter} iterations"
+    else:
+        status = "max_iter_reached"
+        message = f"stopped at max_iter = {max_iter} with KKT gap {gap:.3g} > tol {tol:g}"
+    if seen_nonconvex and status in ("optimal", "max_iter_reached"):
+        status = "not_convex"
+        converged = False
+        message = ("the kernel matrix is not positive semidefinite (a_ij < 0 met, TAU clamp used): "
+                   f"a stationary point of a non-convex problem at best; {message}")
+    if not (np.all(np.isfinite(alpha)) and np.isfinite(b) and np.isfinite(objective)):
+        status, converged = "numerical_issue", False
+        message = f"non-finite alpha, b or objective: the result is unusable ({message})"
+    elapsed = time.perf_counter() - t0
+    if status == "max_iter_reached":
+        warn_not_converged(name, int(n_iter), gap, tol, stacklevel=stacklevel)
+    elif status != "optimal":
+        warnings.warn(f"{name}: {message} (status={status!r})",
+                      NotConvexWarning if status == "not_convex" else ConvergenceWarning, stacklevel=stacklevel)
+    info = {"diag_shift": shift, "max_iter": max_iter, "F_refreshes": refreshes, "F_drift": drift,
+            "newton_steps": newton_steps, "shrinking": shrinking, "min_active": min_active, **qm.cache_info()}
+    return SMOResult(
+        alpha=alpha, b=float(b), objective=objective, n_iter=int(n_iter), converged=converged, status=status,
+        message=message, time=elapsed, kkt_gap=gap, info=info, coef=coef_fn(alpha), objective_sense="min",
+        n_sv=int(np.count_nonzero(alpha)), n_free=int(n_free), wss=wss, tol=tol,
+    )
+
+
 def smo_solve(
     K,
     y,
@@ -170,6 +475,10 @@ def smo_solve(
     wss: str = "second",
     max_iter: int | None = None,
     alpha0=None,
+    shrinking: bool = True,
+    on_nonconvex: str = "raise",
+    psd_scan="auto",
+    newton: bool = True,
     _name: str = "smo_solve",
     _stacklevel: int = 3,
 ) -> SMOResult:
@@ -180,8 +489,9 @@ def smo_solve(
 
     Parameters
     ----------
-    K : (N, N) array
-        Symmetric kernel matrix (float64 C-contiguous is used without a copy).
+    K : (N, N) array, RawKernel or PrecomputedKernel
+        Symmetric kernel matrix (float64 C-contiguous is used without a copy), or raw X with a kernel and a
+        column cache (:class:`RawKernel`).
     y : (N,) array of +-1
         Labels.
     lower, upper : float or (N,) array
@@ -199,14 +509,23 @@ def smo_solve(
         ``status="max_iter_reached"`` and warns :class:`ConvergenceWarning`.
     alpha0 : (N,) array, optional
         Feasible start (box and ``y' alpha0 = 0``); default zeros.
+    shrinking : bool
+        LIBSVM's shrinking (see :mod:`svmref.solvers._smo_kernel`); the result does not depend on it.
+    on_nonconvex : {"raise", "clamp"}
+        A kernel found not PSD raises :class:`NotConvexError`, or (``"clamp"``) the solver goes on with
+        LIBSVM's TAU clamp, warns :class:`NotConvexWarning` and reports ``status="not_convex"``.
+    psd_scan : "auto" or bool
+        Cholesky scan of a dense K before solving ("auto": when N <= :data:`PSD_SCAN_MAX_N`).
+    newton : bool
+        Newton steps on the free variables when SMO stalls and, at tol < REFRESH_TOL, once at the end.
 
     Returns
     -------
     SMOResult
     """
     t0 = time.perf_counter()
-    K = _check_K(K)
-    n = K.shape[0]
+    qm = as_qmatrix(K)
+    n = qm.n
     y = check_labels(y, n, "y")
     lower = _check_bound(lower, n, "lower")
     upper = _check_bound(upper, n, "upper")
@@ -221,95 +540,108 @@ def smo_solve(
     if not np.isfinite(shift) or shift < 0.0:
         raise ValueError(f"diag_shift must be a finite number >= 0; got {diag_shift!r}")
     tol = check_tol(tol, "tol")
-    second = _check_wss(wss)
+    second, shrinking, newton = _check_options(wss, on_nonconvex, psd_scan, shrinking, newton)
     max_iter = max(10_000_000, 100 * n) if max_iter is None else check_max_iter(max_iter, "max_iter")
-
-    if alpha0 is None:
-        if np.any(lower > 0.0) or np.any(upper < 0.0):
-            raise ValueError("alpha = 0 is not in the box [lower, upper]; give a feasible alpha0")
-        alpha = np.zeros(n)
-        F = -y  # F_t = sum_j alpha_j y_j Kt_tj - y_t at alpha = 0 (a new array: the loop writes to it)
-    else:
-        alpha = _check_alpha0(alpha0, y, lower, upper)
-        v = alpha * y
-        F = K @ v + shift * v - y
-
-    Kd = _k.q_diagonal(K)
-    n_iter, code, gap = _k.smo_loop(K, Kd, y, lower, upper, shift, tol, second, max_iter, alpha, F)
-    # F is updated incrementally and drifts by rounding (~1e-16 per update and iteration).  At a tight
-    # tol that drift can hide a violation, so below REFRESH_TOL the stopping rule is checked once
-    # more on F recomputed from alpha, and the loop resumes from there if it fails.
-    drift = float("nan")
-    refreshes = 0
-    while code == _k.OPTIMAL and tol < REFRESH_TOL and refreshes < 3:
-        v = alpha * y
-        F_new = K @ v + shift * v - y
-        drift = float(np.max(np.abs(F_new - F)))
-        F = F_new
-        refreshes += 1
-        it, code, gap = _k.smo_loop(K, Kd, y, lower, upper, shift, tol, second, max_iter - n_iter, alpha, F)
-        n_iter += it
-        if it == 0:
-            break
-    b, n_free = _k.bias(y, lower, upper, alpha, F)
-    # D(alpha) = 1/2 alpha'Q alpha - e'alpha with (Q alpha)_t = y_t F_t + 1  =>  1/2 sum alpha_t (y_t F_t - 1)
-    objective = 0.5 * float(alpha @ (y * F - 1.0))
-    converged = code == _k.OPTIMAL
-    if converged:
-        status, message = "optimal", f"KKT gap {gap:.3g} <= tol {tol:g} after {n_iter} iterations"
-    else:
-        status = "max_iter_reached"
-        message = f"stopped at max_iter = {max_iter} with KKT gap {gap:.3g} > tol {tol:g}"
-    elapsed = time.perf_counter() - t0
-    if not converged:
-        warn_not_converged(_name, int(n_iter), float(gap), tol, stacklevel=_stacklevel)
-    return SMOResult(
-        alpha=alpha,
-        b=float(b),
-        objective=objective,
-        n_iter=int(n_iter),
-        converged=converged,
-        status=status,
-        message=message,
-        time=elapsed,
-        kkt_gap=float(gap),
-        info={"diag_shift": shift, "max_iter": max_iter, "F_refreshes": refreshes, "F_drift": drift},
-        n_sv=int(np.count_nonzero(alpha)),
-        n_free=int(n_free),
-        wss=wss,
-        tol=tol,
-    )
+    return _engine(qm, None, y, -np.ones(n), lower, upper, shift, tol=tol, second=second, wss=wss,
+                   max_iter=max_iter, alpha0=alpha0, shrinking=shrinking, on_nonconvex=on_nonconvex,
+                   psd_scan=psd_scan, newton=newton, name=_name, stacklevel=_stacklevel + 1,
+                   coef_fn=lambda a: a * y, t0=t0)
 
 
 # ------------------------------------------------------------------------------------------------
 # the four adapters: f(K, y, C, **options) -> SMOResult
 # ------------------------------------------------------------------------------------------------
-def _adapter(name, K, y, C, lower, upper, shift, tol, wss, max_iter, alpha0):
+def _adapter(name, K, y, C, lower, upper, shift, tol, wss, max_iter, alpha0, options):
     return smo_solve(
         K, y, lower, upper, diag_shift=shift, tol=tol, wss=wss, max_iter=max_iter, alpha0=alpha0,
-        _name=name, _stacklevel=5,  # warn -> smo_solve -> _adapter -> adapter -> the caller
+        _name=name, _stacklevel=5, **options,  # warn -> _engine -> smo_solve -> _adapter -> adapter -> the caller
     )
 
 
-def l1_svm(K, y, C, *, tol=1e-3, wss="second", max_iter=None, alpha0=None) -> SMOResult:
-    """L1-SVM dual (000 Table 1; 003 eq. (3)): ``Kt = K``, ``0 <= alpha_i <= C``."""
+def l1_svm(K, y, C, *, tol=1e-3, wss="second", max_iter=None, alpha0=None, shrinking=True, on_nonconvex="raise",
+           psd_scan="auto", newton=True) -> SMOResult:
+    """L1-SVM dual (000 Table 1; 003 eq. (3)): ``Kt = K``, ``0 <= alpha_i <= C``.  Options: :func:`smo_solve`."""
     C = check_positive(C, "C")
-    return _adapter("smo.l1_svm", K, y, C, 0.0, C, 0.0, tol, wss, max_iter, alpha0)
+    return _adapter("smo.l1_svm", K, y, C, 0.0, C, 0.0, tol, wss, max_iter, alpha0,
+                    dict(shrinking=shrinking, on_nonconvex=on_nonconvex, psd_scan=psd_scan, newton=newton))
 
 
-def l2_svm(K, y, C, *, tol=1e-3, wss="second", max_iter=None, alpha0=None) -> SMOResult:
-    """L2-SVM dual (000 Table 1, §1): ``Kt = K + I/C``, ``0 <= alpha_i < inf``."""
+def _inv_C(C):
+    s = 1.0 / C
+    if not np.isfinite(s):
+        raise ValueError(f"C = {C!r} is too small: 1/C overflows; C must be at least {1.0 / np.finfo(float).max:.3g}")
+    return s
+
+
+def l2_svm(K, y, C, *, tol=1e-3, wss="second", max_iter=None, alpha0=None, shrinking=True, on_nonconvex="raise",
+           psd_scan="auto", newton=True) -> SMOResult:
+    """L2-SVM dual (000 Table 1, §1): ``Kt = K + I/C``, ``0 <= alpha_i < inf``.  Options: :func:`smo_solve`."""
     C = check_positive(C, "C")
-    return _adapter("smo.l2_svm", K, y, C, 0.0, np.inf, 1.0 / C, tol, wss, max_iter, alpha0)
+    return _adapter("smo.l2_svm", K, y, C, 0.0, np.inf, _inv_C(C), tol, wss, max_iter, alpha0,
+                    dict(shrinking=shrinking, on_nonconvex=on_nonconvex, psd_scan=psd_scan, newton=newton))
 
 
-def ls_svm(K, y, C, *, tol=1e-3, wss="second", max_iter=None, alpha0=None) -> SMOResult:
-    """LS-SVM dual (000, eq. (2)): ``Kt = K + I/C``, alpha free; the stopping rule is 000 eq. (10)."""
+def ls_svm(K, y, C, *, tol=1e-3, wss="second", max_iter=None, alpha0=None, shrinking=True, on_nonconvex="raise",
+           psd_scan="auto", newton=True) -> SMOResult:
+    """LS-SVM dual (000, eq. (2)): ``Kt = K + I/C``, alpha free; the stopping rule is 000 eq. (10).
+
+    Every variable is free, so the Newton step of :func:`smo_solve` is the exact solve of the KKT system
+    when N <= NEWTON_MAX_FREE: SMO that stalls on an ill-conditioned ``K + I/C`` (C = 1e6) finishes there.
+    """
     C = check_positive(C, "C")
-    return _adapter("smo.ls_svm", K, y, C, -np.inf, np.inf, 1.0 / C, tol, wss, max_iter, alpha0)
+    return _adapter("smo.ls_svm", K, y, C, -np.inf, np.inf, _inv_C(C), tol, wss, max_iter, alpha0,
+                    dict(shrinking=shrinking, on_nonconvex=on_nonconvex, psd_scan=psd_scan, newton=newton))
 
 
-def least_1norm_svm(K, y, C, *, tol=1e-3, wss="second", max_iter=None, alpha0=None) -> SMOResult:
+def least_1norm_svm(K, y, C, *, tol=1e-3, wss="second", max_iter=None, alpha0=None, shrinking=True,
+                    on_nonconvex="raise", psd_scan="auto", newton=True) -> SMOResult:
     """Least 1-Norm SVM dual (000, eq. (5)): ``Kt = K``, ``-C <= alpha_i <= C``; stopping 000 eq. (11)."""
     C = check_positive(C, "C")
-    return _adapter("smo.least_1norm_svm", K, y, C, -C, C, 0.0, tol, wss, max_iter, alpha0)
+    return _adapter("smo.least_1norm_svm", K, y, C, -C, C, 0.0, tol, wss, max_iter, alpha0,
+                    dict(shrinking=shrinking, on_nonconvex=on_nonconvex, psd_scan=psd_scan, newton=newton))
+
+
+# ------------------------------------------------------------------------------------------------
+# epsilon-SVR on the same engine (LIBSVM's solve_epsilon_svr)
+# ------------------------------------------------------------------------------------------------
+def svr(K, y, C, epsilon=0.1, *, tol=1e-3, wss="second", max_iter=None, shrinking=True, on_nonconvex="raise",
+        psd_scan="auto", newton=True) -> SMOResult:
+    """epsilon-SVR dual by SMO with 2N variables (Vapnik; LIBSVM's ``solve_epsilon_svr``).
+
+    With ``beta = [alpha^+; alpha^-]``, signs ``s = [+1; -1]`` and ``p = [epsilon - y; epsilon + y]``, the dual
+    (derivation in ``docs/formulations/svr.md``)::
+
+        min  1/2 (alpha^+ - alpha^-)' K (alpha^+ - alpha^-) + epsilon sum (alpha^+ + alpha^-) - y'(alpha^+ - alpha^-)
+        s.t. sum (alpha^+ - alpha^-) = 0,   0 <= alpha^+_i, alpha^-_i <= C
+
+    is the engine's problem ``min 1/2 beta'Q beta + p'beta``, ``Q_tu = s_t s_u K[t mod N, u mod N]``,
+    ``s'beta = 0``, box ``[0, C]``.  Returns ``alpha = coef = alpha^+ - alpha^-`` (length N; decision
+    ``f(x) = sum_i coef_i k(x_i, x) + b``), ``info["alpha_plus"]``, ``info["alpha_minus"]``; ``objective``
+    is the dual above (minimisation sign: the primal optimum is ``-objective``).
+    """
+    t0 = time.perf_counter()
+    qm = as_qmatrix(K)
+    n = qm.n
+    z = check_targets(y, n, "y")
+    C = check_positive(C, "C")
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (numbers.Real, np.floating, np.integer)):
+        raise TypeError(f"epsilon must be a real number >= 0; got {epsilon!r}")
+    eps = float(epsilon)
+    if not np.isfinite(eps) or eps < 0.0:
+        raise ValueError(f"epsilon must be a finite number >= 0; got {epsilon!r}")
+    tol = check_tol(tol, "tol")
+    second, shrinking, newton = _check_options(wss, on_nonconvex, psd_scan, shrinking, newton)
+    max_iter = max(10_000_000, 200 * n) if max_iter is None else check_max_iter(max_iter, "max_iter")
+    s = np.concatenate([np.ones(n), -np.ones(n)])
+    p = np.concatenate([eps - z, eps + z])
+    pat = np.concatenate([np.arange(n), np.arange(n)]).astype(np.int64)
+    res = _engine(qm, pat, s, p, np.zeros(2 * n), np.full(2 * n, C), 0.0, tol=tol, second=second, wss=wss,
+                  max_iter=max_iter, alpha0=None, shrinking=shrinking, on_nonconvex=on_nonconvex, psd_scan=psd_scan,
+                  newton=newton, name="smo.svr", stacklevel=3, coef_fn=lambda a: a[:n] - a[n:], t0=t0)
+    beta = res.alpha
+    coef = beta[:n] - beta[n:]
+    info = dict(res.info, alpha_plus=beta[:n].copy(), alpha_minus=beta[n:].copy(), epsilon=eps)
+    return SMOResult(alpha=coef, b=res.b, objective=res.objective, n_iter=res.n_iter, converged=res.converged,
+                     status=res.status, message=res.message, time=time.perf_counter() - t0, kkt_gap=res.kkt_gap,
+                     info=info, coef=coef, objective_sense="min", n_sv=int(np.count_nonzero(coef)),
+                     n_free=res.n_free, wss=wss, tol=tol)

@@ -378,16 +378,50 @@ def test_duplicated_pattern_equals_doubled_box(dual):
 
 @pytest.mark.parametrize("wss", WSS)
 @pytest.mark.parametrize("dual", ["l1_svm", "least_1norm_svm"])
-def test_non_psd_kernel_terminates_at_a_kkt_point(dual, wss):
-    """MLP kernel (002: not Mercer for all k, theta): a_ij <= 0 happens and TAU = 1e-12 is used.
-    The box keeps the problem bounded, so SMO must stop at a KKT point (not necessarily a global
-    minimum: the problem is not convex, hence no reference objective)."""
+def test_non_psd_kernel_clamped_terminates_at_a_kkt_point_labelled_not_convex(dual, wss):
+    """MLP kernel (002: not Mercer for all k, theta) with on_nonconvex="clamp": a_ij <= 0 is replaced by
+    TAU = 1e-12 as in LIBSVM.  The box keeps the problem bounded, so SMO stops at a KKT point, but the
+    problem is not convex: the result says so (status "not_convex", not converged) and warns."""
     X, y = make_classification(n=40, d=3, seed=13)
     K = mlp_kernel(X, k=1.0, theta=-1.0)
     assert np.linalg.eigvalsh(K)[0] < -1e-6  # the instance really is not PSD
-    res = getattr(smo, dual)(K, y, 1.0, tol=1e-6, wss=wss)
-    assert res.converged
+    with pytest.warns(smo.NotConvexWarning):
+        res = getattr(smo, dual)(K, y, 1.0, tol=1e-6, wss=wss, on_nonconvex="clamp")
+    assert res.status == "not_convex" and not res.converged
     assert_kkt(dual, K, y, 1.0, res, 1e-6)
+
+
+@pytest.mark.parametrize("dual", DUALS)
+def test_non_psd_kernel_raises_by_default(dual):
+    """Issue 18: a non-PSD K raises NotConvexError (the README's promise), from the scan (small N) or
+    from a pair with a_ij < 0 met during the iterations (scan off)."""
+    from svmref.solvers import NotConvexError
+
+    X, y = make_classification(n=40, d=3, seed=13)
+    K = mlp_kernel(X, k=1.0, theta=-1.0)
+    if dual in ("l2_svm", "ls_svm"):  # K + I/C is indefinite only for C large enough
+        C = 1e3
+    else:
+        C = 1.0
+    with pytest.raises(NotConvexError, match="not positive semidefinite"):
+        getattr(smo, dual)(K, y, C)
+    A = np.array([[1.0, 2.0], [2.0, 1.0]])  # a_12 = 1 + 1 - 4 = -2
+    K2 = np.kron(np.eye(20), A) + 0.0
+    y2 = np.tile([1.0, -1.0], 20)
+    with pytest.raises(NotConvexError, match="the pair"):
+        getattr(smo, dual)(K2, y2, 1e3 if dual in ("l2_svm", "ls_svm") else 1.0, psd_scan=False)
+
+
+def test_ls_svm_indefinite_clamped_is_never_optimal():
+    """Issue 18: LS-SVM SMO on an indefinite K used to return NaN labelled optimal.  Clamped, the dual is
+    unbounded below along a pair with a_ij < 0: the solver stops there, alpha finite, status not_convex."""
+    A = np.array([[1.0, 2.0], [2.0, 1.0]])
+    K = np.kron(np.eye(10), A)
+    y = np.tile([1.0, -1.0], 10)
+    with pytest.warns(smo.NotConvexWarning):
+        res = smo.ls_svm(K, y, 1e3, on_nonconvex="clamp")
+    assert res.status == "not_convex" and not res.converged
+    assert np.all(np.isfinite(res.alpha)) and np.isfinite(res.b)
 
 
 def python_smo_steps(K, y, lo, up, s, wss, steps):
@@ -558,7 +592,7 @@ def test_kernel_too_large_for_memory():
     """A (virtual, zero-stride) 10^6 x 10^6 kernel: a clear MemoryError before anything is allocated."""
     K = np.broadcast_to(np.float64(1.0), (10**6, 10**6))
     y = np.where(np.arange(10**6) % 2 == 0, 1.0, -1.0)
-    with pytest.raises(MemoryError, match="kernel matrix needs"):
+    with pytest.raises(MemoryError, match="needs .* GiB"):
         smo.l1_svm(K, y, 1.0)
 
 

@@ -669,10 +669,6 @@ def test_builtin_solver_passes_quick(spec, formulation):
 #: Built-in solvers that verify catches failing on the larger suites: known, measured limitations of
 #: the solvers (not of verify), kept visible here and in ``svmref verify --all --suite S`` until fixed.
 KNOWN_FAILING_LARGER = {
-    ("svmref.solvers.smo:ls_svm", "adversarial"):
-        "a-separable-huge-C (C = 1e6): SMO stops at its iteration limit, objective gap 0.58",
-    ("svmref.solvers.smo:least_1norm_svm", "adversarial"):
-        "a-separable-huge-C: iteration limit (objective gap 0.95); a-C-1e4: duality gap 4.5e-5 at the KKT-gap stop",
     ("svmref.solvers.support_features:support_features", "standard"):
         "s-features-60x200-mu0.6 (C = 100): tol is a KKT-gap tolerance, "
         "the duality gap can reach tol x C x N (1.7e-6 here)",

@@ -1,0 +1,340 @@
+"""The kernel seam of the SMO engines (LIBSVM's ``QMatrix``): a column of K on demand and the diagonal.
+
+Two implementations of one small interface:
+
+* :class:`PrecomputedKernel` -- a dense K the caller holds: column ``p`` is the row ``K[p]`` (K is
+  symmetric), read in place (no copy of a float64 C-contiguous K);
+* :class:`RawKernel` -- the data ``X`` and a kernel (linear, polynomial, RBF, the Gaussian of 001), with
+  columns computed on demand into a cache of at most ``cache_size`` megabytes, least recently used
+  column evicted first (LIBSVM's ``Cache``; ``SVC(cache_size=...)``). The full K is never formed.
+
+The compiled loops see both through one tuple (:meth:`PrecomputedKernel.numba_q`) and one function,
+:func:`get_col`; the Python side uses :meth:`matvec` (``K v``, for exact gradients), :meth:`block`
+(``K[rows][:, cols]``, for the Newton step on the free variables) and :meth:`diag`.
+
+Kernel conventions are those of :mod:`svmref.kernels` (each cited there to its paper):
+``linear`` ``x'z``; ``poly`` ``(1 + x'z / c)^d`` (002); ``rbf`` ``exp(-||x - z||^2 / sigma^2)`` (000 §4,
+002, 004); ``gaussian`` ``exp(-||x - z||^2 / (2 sigma^2))`` (001 §3).
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import os
+
+import numpy as np
+from numba import njit
+
+from svmref import kernels as _kernels
+from svmref._validation import check_gram, check_positive, check_X
+
+__all__ = ["gram_scan", "PrecomputedKernel", "RawKernel", "as_qmatrix", "get_col", "RAW_KERNELS", "available_memory"]
+
+KIND_DENSE = 0
+KIND_RAW = 1
+
+#: Kernels a :class:`RawKernel` computes in the compiled loop (name -> code).
+RAW_KERNELS = {"linear": 0, "poly": 1, "polynomial": 1, "rbf": 2, "gaussian": 2}
+
+#: Relative asymmetry of K tolerated (the same as :func:`svmref._validation.check_gram`).
+SYM_RTOL = 1e-8
+
+
+def available_memory() -> int | None:
+    """Bytes of physical memory available now (Linux ``MemAvailable``), or ``None`` if unknown."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _check_alloc(nbytes: int, what: str) -> None:
+    """Raise a clear MemoryError if the solver's own allocation of ``nbytes`` cannot fit."""
+    avail = available_memory()
+    if avail is not None and nbytes > avail:
+        raise MemoryError(f"{what} needs {nbytes / 1024**3:.1f} GiB but only {avail / 1024**3:.1f} GiB "
+                          "of memory is available")
+
+
+@njit(cache=True)
+def _kernel_col(X, xx, kcode, gamma, c, deg, p, out):
+    """``out[t] = k(x_t, x_p)`` for every pattern t (the kernel conventions of :mod:`svmref.kernels`)."""
+    N, d = X.shape
+    for t in range(N):
+        s = 0.0
+        for k in range(d):
+            s += X[t, k] * X[p, k]
+        if kcode == 0:
+            out[t] = s
+        elif kcode == 1:
+            out[t] = (1.0 + s / c) ** deg
+        else:
+            r = xx[t] + xx[p] - 2.0 * s
+            if r < 0.0 or t == p:
+                r = 0.0
+            out[t] = math.exp(-gamma * r)
+
+
+@njit(cache=True)
+def get_col(Q, p):
+    """Column ``p`` of K (length N, indexed by pattern): LIBSVM's ``get_Q``; the only way the loops read K.
+
+    Dense: the row ``K[p]`` in place. Raw X: from the cache, or computed into the least recently used slot.
+    The returned array stays valid until two further columns have been requested (the cache keeps at least 2).
+    """
+    kind, K, X, xx, kcode, gamma, c, deg, buf, slot_of, owner, stamp, ctr = Q
+    if kind == KIND_DENSE:
+        return K[p]
+    ctr[0] += 1
+    s = slot_of[p]
+    if s >= 0:
+        stamp[s] = ctr[0]
+        ctr[1] += 1
+        return buf[s]
+    ns = buf.shape[0]
+    best = 0
+    bst = stamp[0]
+    for q in range(1, ns):
+        if stamp[q] < bst:
+            bst = stamp[q]
+            best = q
+    old = owner[best]
+    if old >= 0:
+        slot_of[old] = -1
+    owner[best] = p
+    slot_of[p] = best
+    stamp[best] = ctr[0]
+    ctr[2] += 1
+    _kernel_col(X, xx, kcode, gamma, c, deg, p, buf[best])
+    return buf[best]
+
+
+@njit(cache=True)
+def gram_scan(K, rtol):
+    """One tiled pass over K: ``(first non-finite flat index or -1, max|K_ij - K_ji| > rtol*max(1,max|K|))``.
+
+    The same checks as :func:`svmref._validation.check_gram` without its ``N x N`` temporaries (at
+    N = 10,000 ``check_gram`` needs 2.7 s and 2.4 GB here; this pass needs one read of K).
+    """
+    n = K.shape[0]
+    B = 64
+    maxabs = 0.0
+    maxasym = 0.0
+    for ib in range(0, n, B):
+        ie = min(ib + B, n)
+        for jb in range(ib, n, B):
+            je = min(jb + B, n)
+            for r in range(ib, ie):
+                for c in range(max(jb, r), je):
+                    x = K[r, c]
+                    z = K[c, r]
+                    if not (np.isfinite(x) and np.isfinite(z)):
+                        return r * n + c, False
+                    ax = abs(x)
+                    if ax > maxabs:
+                        maxabs = ax
+                    az = abs(z)
+                    if az > maxabs:
+                        maxabs = az
+                    d = abs(x - z)
+                    if d > maxasym:
+                        maxasym = d
+    return -1, maxasym > rtol * max(1.0, maxabs)
+
+
+_EMPTY2 = np.empty((1, 1))
+_EMPTY1 = np.empty(1)
+_EMPTYI = np.empty(1, dtype=np.int64)
+
+
+class PrecomputedKernel:
+    """A dense, symmetric kernel matrix ``K`` the caller already holds (LIBSVM's ``kernel="precomputed"``).
+
+    ``K`` is checked once (finite, square, symmetric to ``1e-8 max|K|``) and used without a copy when it is
+    a float64 C-contiguous array; otherwise one copy is made, after checking that it fits in memory.
+    """
+
+    kind = "precomputed"
+
+    def __init__(self, K, name: str = "K"):
+        if isinstance(K, PrecomputedKernel):
+            K = K.K
+        shape = np.shape(K)
+        ok = (isinstance(K, np.ndarray) and K.dtype == np.float64 and K.ndim == 2 and K.shape[0] == K.shape[1]
+              and K.size > 0 and K.flags.c_contiguous)
+        if ok:
+            bad, asym = gram_scan(K, SYM_RTOL)
+            if bad >= 0 or asym:
+                K = check_gram(K, name, rtol=SYM_RTOL)  # raises with the house's message
+        else:
+            if len(shape) == 2:
+                _check_alloc(8 * int(shape[0]) * int(shape[1]), f"a float64 copy of the {shape[0]} x {shape[1]} {name}")
+            K = check_gram(K, name, rtol=SYM_RTOL)
+        self.K = K
+        self.n = K.shape[0]
+        self._diag = np.ascontiguousarray(np.diagonal(K), dtype=np.float64)
+
+    def diag(self) -> np.ndarray:
+        """``K_ii`` (LIBSVM's ``get_QD``), read once."""
+        return self._diag
+
+    def matvec(self, v: np.ndarray) -> np.ndarray:
+        """``K v``."""
+        return self.K @ v
+
+    def block(self, rows, cols) -> np.ndarray:
+        """``K[rows][:, cols]``."""
+        return self.K[np.ix_(rows, cols)]
+
+    def column(self, p: int) -> np.ndarray:
+        """Column ``p`` of K (a copy)."""
+        return self.K[p].copy()
+
+    def numba_q(self):
+        """The tuple :func:`get_col` reads."""
+        return (KIND_DENSE, self.K, _EMPTY2, _EMPTY1, 0, 0.0, 1.0, 1.0, _EMPTY2, _EMPTYI, _EMPTYI, _EMPTYI,
+                np.zeros(3, dtype=np.int64))
+
+    def cache_info(self) -> dict:
+        return {"kind": self.kind}
+
+    def __repr__(self) -> str:
+        return f"PrecomputedKernel(n={self.n})"
+
+
+class RawKernel:
+    """Raw data ``X`` and a kernel; the SMO computes the columns of K it needs into an LRU cache.
+
+    Parameters
+    ----------
+    X : (N, d) array
+        Patterns in rows (finite).
+    kernel : {"linear", "poly", "polynomial", "rbf", "gaussian"}
+        Conventions of :mod:`svmref.kernels`: ``poly`` is ``(1 + x'z/c)^d`` (002), ``rbf``
+        ``exp(-||x-z||^2/sigma^2)`` (000 §4), ``gaussian`` ``exp(-||x-z||^2/(2 sigma^2))`` (001 §3).
+    sigma : float > 0
+        Width of ``rbf`` / ``gaussian``.
+    c : float > 0, d : int >= 1
+        Scale and degree of ``poly``.
+    cache_size : float > 0
+        Megabytes for cached columns (as ``sklearn.svm.SVC(cache_size=200)``). At least two columns are
+        always kept (the working pair), whatever the size; a 1 MB cache is slow, never wrong.
+
+    The full ``N x N`` K is never formed; memory is ``cache_size`` plus ``O(N d)``.
+    """
+
+    kind = "raw"
+
+    def __init__(self, X, kernel: str = "rbf", *, sigma: float = 1.0, c: float = 1.0, d: int = 2,
+                 cache_size: float = 200.0):
+        if not isinstance(kernel, str) or kernel not in RAW_KERNELS:
+            raise ValueError(f"kernel must be one of {sorted(RAW_KERNELS)} for raw X; got {kernel!r} "
+                             "(for another kernel, pass its Gram matrix K)")
+        if isinstance(cache_size, bool) or not isinstance(cache_size, (numbers.Real, np.floating, np.integer)):
+            raise TypeError(f"cache_size must be a number of megabytes > 0; got {cache_size!r}")
+        cache_size = float(cache_size)
+        if not math.isfinite(cache_size) or cache_size <= 0.0:
+            raise ValueError(f"cache_size must be a finite number of megabytes > 0; got {cache_size!r}")
+        X = check_X(X, "X")
+        self.X = X
+        self.n, self.d_features = X.shape
+        self.kernel = kernel
+        self.sigma = check_positive(sigma, "sigma")
+        self.c = check_positive(c, "c")
+        if isinstance(d, bool) or not isinstance(d, (numbers.Integral, np.integer)) or int(d) < 1:
+            raise ValueError(f"d (polynomial degree) must be an integer >= 1; got {d!r}")
+        self.d = int(d)
+        self.cache_size = cache_size
+        with np.errstate(over="ignore", invalid="ignore"):
+            self._xx = np.einsum("ij,ij->i", X, X)
+        if not np.all(np.isfinite(self._xx)):
+            raise ValueError(f"X is too large in scale for the kernel: squared norms overflow (max |X_ij| = "
+                             f"{float(np.max(np.abs(X))):.3g}); rescale X")
+        self._code = RAW_KERNELS[kernel]
+        if kernel == "rbf":
+            self._gamma = 1.0 / (self.sigma * self.sigma)
+        elif kernel == "gaussian":
+            self._gamma = 0.5 / (self.sigma * self.sigma)
+        else:
+            self._gamma = 0.0
+        if self._code == 0:
+            self._diag = self._xx.copy()
+        elif self._code == 1:
+            self._diag = (1.0 + self._xx / self.c) ** self.d
+        else:
+            self._diag = np.ones(self.n)
+        if not np.all(np.isfinite(self._diag)):
+            raise ValueError("X is too large in scale for the polynomial kernel: k(x, x) overflows; rescale X")
+        n_slots = int(cache_size * 1024**2 // (8 * self.n))
+        self.n_slots = min(self.n, max(2, n_slots))
+        _check_alloc(8 * self.n_slots * self.n, f"the column cache ({self.n_slots} columns of {self.n})")
+        self._buf = np.empty((self.n_slots, self.n))
+        self._slot_of = np.full(self.n, -1, dtype=np.int64)
+        self._owner = np.full(self.n_slots, -1, dtype=np.int64)
+        self._stamp = np.zeros(self.n_slots, dtype=np.int64)
+        self._ctr = np.zeros(3, dtype=np.int64)
+
+    def _params(self) -> dict:
+        if self._code == 1:
+            return {"c": self.c, "d": self.d}
+        if self._code == 0:
+            return {}
+        return {"sigma": self.sigma}
+
+    def kernel_matrix(self, A, B=None) -> np.ndarray:
+        """``k(a_i, b_j)`` by :func:`svmref.kernels.kernel_matrix` (dense; for blocks and new points)."""
+        return _kernels.kernel_matrix(A, B, kernel=self.kernel, **self._params())
+
+    def cross(self, Z) -> np.ndarray:
+        """``K_cross[i, j] = k(z_i, x_j)`` for new points ``Z`` (what a decision function needs)."""
+        return self.kernel_matrix(Z, self.X)
+
+    def diag(self) -> np.ndarray:
+        return self._diag
+
+    def matvec(self, v: np.ndarray, block_bytes: int = 64 * 1024**2) -> np.ndarray:
+        """``K v`` over the non-zero entries of ``v`` only, in row blocks of at most ``block_bytes``."""
+        v = np.asarray(v, dtype=np.float64)
+        nz = np.flatnonzero(v)
+        out = np.zeros(self.n)
+        if nz.size == 0:
+            return out
+        Xnz = self.X[nz]
+        vnz = v[nz]
+        rows = max(1, int(block_bytes // (8 * nz.size)))
+        for s in range(0, self.n, rows):
+            out[s:s + rows] = self.kernel_matrix(self.X[s:s + rows], Xnz) @ vnz
+        return out
+
+    def block(self, rows, cols) -> np.ndarray:
+        return self.kernel_matrix(self.X[rows], self.X[cols])
+
+    def column(self, p: int) -> np.ndarray:
+        return self.kernel_matrix(self.X, self.X[p:p + 1])[:, 0]
+
+    def numba_q(self):
+        return (KIND_RAW, _EMPTY2, self.X, self._xx, self._code, self._gamma, self.c, float(self.d), self._buf,
+                self._slot_of, self._owner, self._stamp, self._ctr)
+
+    def cache_info(self) -> dict:
+        """Slots, hits and misses (kernel columns computed) so far."""
+        return {"kind": self.kind, "cache_size_mb": self.cache_size, "slots": self.n_slots,
+                "requests": int(self._ctr[0]), "hits": int(self._ctr[1]), "columns_computed": int(self._ctr[2])}
+
+    def __repr__(self) -> str:
+        return (f"RawKernel(n={self.n}, d={self.d_features}, kernel={self.kernel!r}, {self._params()}, "
+                f"cache_size={self.cache_size:g} MB, slots={self.n_slots})")
+
+
+def as_qmatrix(K, name: str = "K"):
+    """``K`` as a kernel seam: a :class:`RawKernel` or :class:`PrecomputedKernel` as given, else a dense K checked."""
+    if isinstance(K, (RawKernel, PrecomputedKernel)):
+        return K
+    return PrecomputedKernel(K, name)
