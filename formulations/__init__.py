@@ -45,6 +45,7 @@ _REGISTRY: dict[str, Formulation] = {
     f.name: f
     for f in (L1SVM(), L2SVM(), LSSVM(), LSSVMRegression(), Least1NormSVM(), RLS(), SparseLSSVM(), SupportFeatures())
 }
+_REGISTRY["svr"] = __import__("svmref.formulations.svr", fromlist=["SVR"]).SVR()  # epsilon-SVR (issue 12)
 
 
 def names() -> list[str]:

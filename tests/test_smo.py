@@ -628,3 +628,149 @@ def test_fast_gram_scan_agrees_with_check_gram():
     K4 = K.copy()
     K4[7, 7] = np.nan  # the diagonal is scanned too
     assert k.gram_scan(K4, 1e-8)[0] >= 0
+
+
+# ------------------------------------------------------------------------------------------------
+# issue 12: the kernel seam (dense / raw X with an LRU cache), shrinking, Newton steps
+# ------------------------------------------------------------------------------------------------
+RAW = {  # kernel name -> (RawKernel kwargs, dense kernel of svmref.kernels with the same convention)
+    "rbf": ({"sigma": 1.5}, lambda X: rbf_kernel(X, sigma=1.5)),
+    "gaussian": ({"sigma": 1.5}, lambda X: rbf_kernel(X, sigma=np.sqrt(2.0) * 1.5)),  # 001: 2 sigma^2
+    "linear": ({}, lambda X: linear_kernel(X)),
+    "poly": ({"c": 2.0, "d": 3}, lambda X: polynomial_kernel(X, c=2.0, d=3)),
+}
+
+
+@functools.cache
+def _raw_instance(kernel):
+    X, y = make_classification(n=40, d=3, seed=0)
+    kw, dense = RAW[kernel]
+    K = dense(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import svmref.formulations as F
+
+        refs = {d: float(F.solve(F.get(d).dual(K, y, C=1.0)).objective) for d in DUALS}
+    return X, y, K, refs
+
+
+@pytest.mark.parametrize("cache_mb", [1e-4, 1.0, 200.0])  # 2 columns (the minimum), a tiny cache, all columns
+@pytest.mark.parametrize("shrinking", [True, False])
+@pytest.mark.parametrize("kernel", sorted(RAW))
+@pytest.mark.parametrize("dual", DUALS)
+def test_raw_X_cache_and_shrinking_reach_the_reference(dual, kernel, shrinking, cache_mb):
+    """Issue 12: every configuration (raw X through the cache, any cache size, shrinking on or off) reaches
+    the cvxpy reference to 1e-6 at tol 1e-8, and agrees with the dense-K run."""
+    X, y, K, refs = _raw_instance(kernel)
+    kw, _ = RAW[kernel]
+    raw = smo.RawKernel(X, kernel, cache_size=cache_mb, **kw)
+    r = getattr(smo, dual)(raw, y, 1.0, tol=TOL["tight"], shrinking=shrinking)
+    d = getattr(smo, dual)(K, y, 1.0, tol=TOL["tight"], shrinking=shrinking)
+    assert r.status == "optimal" and d.status == "optimal"
+    for res in (r, d):
+        assert abs(res.objective - refs[dual]) <= TOL["objective_rel"] * max(1.0, abs(refs[dual]))
+        assert_kkt(dual, K, y, 1.0, res, TOL["tight"])
+    assert raw.cache_info()["columns_computed"] >= 1
+
+
+def test_tiny_cache_recomputes_columns_and_large_cache_does_not():
+    """The LRU cache: with 2 slots nearly every request is a miss; with room for all N columns each column is
+    computed at most once."""
+    X, y, K, _ = _raw_instance("rbf")
+    small = smo.RawKernel(X, "rbf", sigma=1.5, cache_size=1e-6)
+    big = smo.RawKernel(X, "rbf", sigma=1.5, cache_size=100.0)
+    smo.l1_svm(small, y, 1.0, tol=1e-6, shrinking=False, newton=False)
+    smo.l1_svm(big, y, 1.0, tol=1e-6, shrinking=False, newton=False)
+    assert small.n_slots == 2 and big.n_slots == 40
+    assert big.cache_info()["columns_computed"] <= 40
+    assert small.cache_info()["columns_computed"] > big.cache_info()["columns_computed"]
+
+
+@pytest.mark.parametrize("dual", DUALS)
+def test_shrinking_changes_the_work_not_the_answer(dual):
+    """Shrinking (LIBSVM) leaves out variables stuck at a bound and reconstructs their gradient before the
+    final check: same optimum (to tol) with fewer active variables at some point."""
+    K, y = _random(200, "rbf", 21)
+    on = getattr(smo, dual)(K, y, 1.0, tol=1e-8, shrinking=True)
+    off = getattr(smo, dual)(K, y, 1.0, tol=1e-8, shrinking=False)
+    assert on.status == off.status == "optimal"
+    assert abs(on.objective - off.objective) <= 1e-8 * max(1.0, abs(off.objective))
+    assert off.info["min_active"] == 200
+    if dual != "ls_svm":  # LS-SVM has no bounds: nothing can be shrunk
+        assert on.info["min_active"] < 200
+    assert_kkt(dual, K, y, 1.0, on, 1e-8)
+
+
+@pytest.mark.parametrize("dual", ["ls_svm", "least_1norm_svm"])
+def test_separable_huge_C_converges_by_newton_steps(dual):
+    """Issue 18: on separable data with C = 1e6 pairwise steps stall (LS: K + I/C has condition ~1e8;
+    Least 1-Norm: rank-2 K with a box of 1e6).  The Newton steps on the free set finish the job in a few
+    hundred thousand iterations instead of failing at 1e7; the optimum is checked on the KKT conditions."""
+    rng = np.random.default_rng(27)
+    y = np.where(np.arange(30) % 2 == 0, 1.0, -1.0)
+    X = rng.normal(size=(30, 2)) + 8.0 * y[:, None]
+    K = linear_kernel(X)
+    res = getattr(smo, dual)(K, y, 1e6, tol=1e-6)
+    assert res.status == "optimal" and res.n_iter < 10**6 and res.info["newton_steps"] >= 1
+    assert_kkt(dual, K, y, 1e6, res, 1e-6)
+
+
+def test_newton_off_keeps_the_plain_smo():
+    """newton=False: the plain SMO of 000 §3 (the steps test above also runs with it on)."""
+    K, y, C = instance("rbf_C1")
+    a = smo.l1_svm(K, y, C, tol=1e-8, newton=False)
+    b = smo.l1_svm(K, y, C, tol=1e-8)
+    assert a.info["newton_steps"] == 0
+    assert abs(a.objective - b.objective) <= 1e-8 * max(1.0, abs(b.objective))
+
+
+def test_decision_function_and_coef_convention():
+    """SolverResult.coef = alpha * y (classification); decision_function(K_cross) = K_cross @ coef + b,
+    the same on raw X through RawKernel.cross."""
+    X, y, K, _ = _raw_instance("rbf")
+    r = smo.l1_svm(K, y, 1.0, tol=1e-8)
+    np.testing.assert_allclose(r.coef, r.alpha * y)
+    Z = make_classification(n=7, d=3, seed=99)[0]
+    raw = smo.RawKernel(X, "rbf", sigma=1.5)
+    f = r.decision_function(raw.cross(Z))
+    np.testing.assert_allclose(f, rbf_kernel(Z, X, sigma=1.5) @ (r.alpha * y) + r.b, rtol=1e-12, atol=1e-12)
+    assert r.objective_sense == "min"
+    with pytest.raises(ValueError, match="K_cross must have 40 columns"):
+        r.decision_function(np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, msg",
+    [
+        ({"cache_size": 0}, ValueError, "cache_size"),
+        ({"cache_size": -5.0}, ValueError, "cache_size"),
+        ({"cache_size": "big"}, TypeError, "cache_size"),
+        ({"cache_size": float("nan")}, ValueError, "cache_size"),
+        ({"kernel": "sigmoid"}, ValueError, "kernel must be one of"),
+        ({"sigma": 0.0}, ValueError, "sigma"),
+        ({"d": 1.5, "kernel": "poly"}, ValueError, "d \\(polynomial degree\\)"),
+    ],
+)
+def test_raw_kernel_bad_input(kwargs, exc, msg):
+    X, _ = make_classification(n=10, d=2, seed=0)
+    with pytest.raises(exc, match=msg):
+        smo.RawKernel(X, **kwargs)
+
+
+def test_raw_kernel_bad_X():
+    X, _ = make_classification(n=10, d=2, seed=0)
+    X[3, 1] = np.nan
+    with pytest.raises(ValueError, match="X contains NaN"):
+        smo.RawKernel(X, "rbf")
+    with pytest.raises(ValueError, match="X is too large in scale"):
+        smo.RawKernel(np.full((4, 2), 1e200), "linear")
+
+
+def test_bad_options():
+    K, y, C = _good()
+    with pytest.raises(ValueError, match="on_nonconvex"):
+        smo.l1_svm(K, y, C, on_nonconvex="ignore")
+    with pytest.raises(TypeError, match="shrinking"):
+        smo.l1_svm(K, y, C, shrinking="yes")
+    with pytest.raises(ValueError, match="C = .* is too small"):
+        smo.l2_svm(K, y, 5e-324)
