@@ -1,21 +1,34 @@
-"""Reference solve time of every dual (and primal) at N = 200 and 500.
+"""Time of the certified reference (issue 18): every formulation at N = 1000, the L1 dual at N = 2000.
 
-The cvxpy reference is ground truth, not a fast solver: this script says what it costs, so that
-verify's suites and the tests can be sized. Anchor: the same problem's compile + solve split, and
-the second (cross-check) solver, measured in the same run.
+Targets (2 cores): the certified L1 dual at N = 2000 in <= 10 s; every formulation's reference at
+N = 1000 in <= 5 s. Each time is build + solve + certificate (+ polish / cross-check when they run),
+the median of ``--repeat`` runs, BLAS pinned to ``--threads`` threads. The anchor, measured in the same
+run, is the reference as it was before issue 18 (the L1 dual through the eigen-factor
+``sum_squares(Phi' (y * alpha))``, CLARABEL, then the ECOS cross-check) at ``--anchor-size``; the
+ratio printed is anchor time / new time at that size.
 
-    python benchmarks/reference.py [--sizes 200 500] [--forms dual primal]
+    python benchmarks/reference.py [--sizes 1000] [--big 2000] [--anchor-size 500] [--repeat 3] [--threads 2]
 """
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 import warnings
 
+import cvxpy as cp
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 import svmref.formulations as F
+from svmref.formulations.reference import SOLVER_OPTIONS
 from svmref.kernels import rbf_kernel
+
+FORMS = {
+    "l1_svm": ["dual", "primal"], "l2_svm": ["dual", "primal"], "ls_svm": ["dual", "primal"],
+    "ls_svm_regression": ["dual", "primal"], "least_1norm_svm": ["dual", "primal"], "rls": ["dual", "primal"],
+    "sparse_ls_svm": ["dual", "primal"], "support_features": ["dual", "primal", "qp"],
+}
 
 
 def instance(N: int, seed: int = 0, d: int = 10):
@@ -37,24 +50,76 @@ def build(name, form, X, y, K):
     return getattr(f, form)(K, y, C=1.0)
 
 
+def timed(fn, repeat):
+    times, out = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), out
+
+
+def legacy_l1_dual(K, y, C=1.0):
+    """The pre-issue-18 reference: factor with eigenvalues < 1e-9 lambda_max dropped, CLARABEL, ECOS cross-check."""
+    w, V = np.linalg.eigh(K)
+    keep = w > 1e-9 * np.max(np.abs(w))
+    Phi = V[:, keep] * np.sqrt(w[keep])
+    alpha = cp.Variable(len(y))
+    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(Phi.T @ cp.multiply(y, alpha)) - cp.sum(alpha)),
+                      [y @ alpha == 0, alpha >= 0, alpha <= C])
+    prob.solve(solver="CLARABEL", **SOLVER_OPTIONS["CLARABEL"])
+    v1 = prob.value
+    prob.solve(solver="ECOS", **SOLVER_OPTIONS["ECOS"])
+    return v1
+
+
+def new_reference(name, form, X, y, K):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return F.solve(build(name, form, X, y, K))
+
+
+def describe(sol):
+    form = sol.info.get("gram", sol.info.get("factor", {})).get("source", "-")
+    return (f"{sol.solver:26s} {('certified' if sol.certified else 'NOT certified'):13s} "
+            f"{'yes' if sol.polished else 'no':8s} {('ECOS' if sol.cross_check else '-'):5s} {form}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", type=int, nargs="+", default=[200, 500])
-    ap.add_argument("--forms", nargs="+", default=["dual", "primal"])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1000])
+    ap.add_argument("--big", type=int, default=2000, help="size of the L1 dual target (0: skip)")
+    ap.add_argument("--anchor-size", type=int, default=500)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--names", nargs="+", default=list(FORMS))
     args = ap.parse_args(argv)
-    print(f"{'formulation':18s} {'form':7s} {'N':>5s} {'build s':>8s} {'CLARABEL s':>11s} {'ECOS s':>8s} {'rel diff':>9s}")
-    for N in args.sizes:
-        X, y, K = instance(N)
-        for name in F.names():
-            for form in args.forms + (["qp"] if name == "support_features" and "dual" in args.forms else []):
-                t0 = time.perf_counter()
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    prob = build(name, form, X, y, K)
-                    tb = time.perf_counter() - t0
-                    sol = F.solve(prob)
-                print(f"{name:18s} {form:7s} {N:5d} {tb:8.3f} {sol.time:11.3f} {sol.cross_check.get('time', float('nan')):8.3f} "
-                      f"{sol.disagreement:9.1e}", flush=True)
+    with threadpool_limits(args.threads):
+        Na = args.anchor_size
+        X, y, K = instance(Na)
+        t_old, _ = timed(lambda: legacy_l1_dual(K, y), 1)
+        t_new, sol = timed(lambda: new_reference("l1_svm", "dual", X, y, K), args.repeat)
+        print(f"anchor (N = {Na}): pre-issue-18 L1 dual reference {t_old:.2f} s; certified {t_new:.2f} s; "
+              f"ratio {t_old / t_new:.1f}x")
+        print(f"{'formulation':18s} {'form':7s} {'N':>5s} {'median s':>9s} {'target':>7s}  "
+              f"{'solved by':26s} {'certificate':13s} {'polished':8s} {'check':5s} form of K")
+        fails = 0
+        for N in args.sizes:
+            X, y, K = instance(N)
+            for name in args.names:
+                for form in FORMS[name]:
+                    t, sol = timed(lambda: new_reference(name, form, X, y, K), args.repeat)
+                    target = 5.0 if N <= 1000 else float("nan")
+                    ok = not t > target
+                    fails += not ok
+                    print(f"{name:18s} {form:7s} {N:5d} {t:9.2f} {target:7.1f}{' ' if ok else '!'} {describe(sol)}", flush=True)
+        if args.big:
+            X, y, K = instance(args.big)
+            t, sol = timed(lambda: new_reference("l1_svm", "dual", X, y, K), args.repeat)
+            ok = t <= 10.0
+            fails += not ok
+            print(f"{'l1_svm':18s} {'dual':7s} {args.big:5d} {t:9.2f} {10.0:7.1f}{' ' if ok else '!'} {describe(sol)}")
+        print(f"{fails} time target(s) missed ('!'); BLAS threads pinned to {args.threads}")
 
 
 if __name__ == "__main__":

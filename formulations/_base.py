@@ -58,7 +58,7 @@ class Formulation:
         return {k: (check_scaled(v, k, scale, "N x max|K|") if k in SCALED else v) for k, v in hyper.items()}
 
     def _problem(self, objective, constraints, *, form, cite, sense, hyper, rules, factor=None,
-                 scale=None, certify=None, direct=None, gram=None):
+                 scale=None, certify=None, direct=None, gram=None, fast=None):
         hyper = self._check_scaled(hyper, scale)
 
         def validate(**h):
@@ -83,6 +83,8 @@ class Formulation:
             info["certify"] = certify
         if direct is not None:
             info["direct"] = direct
+        if fast is not None:
+            info["fast"] = fast
         return RefProblem(objective, constraints, info=info)
 
     @staticmethod
@@ -101,9 +103,12 @@ class Formulation:
         form the primal values are rebuilt from the polished alpha when a polish step was needed
         (``W = Phi'(y alpha)``, the exact best b, the optimal slacks)."""
 
-        def certify(problem, values, duals, tol):
+        def certify(problem, values, duals, tol, alpha_override=None):
             C = problem.info["hyper"]["C"]
-            alpha = None if values is None else alpha_from(values, duals)
+            if alpha_override is not None:
+                alpha = alpha_override
+            else:
+                alpha = None if values is None else alpha_from(values, duals)
             if alpha is None or not np.all(np.isfinite(np.asarray(alpha, dtype=float))):
                 alpha = cert.box_scaled_resolve(kind, K, y, C, tol=tol)  # the solver failed: re-solve in better scaling
                 if alpha is None:
@@ -133,7 +138,8 @@ class Formulation:
                 c.values = {"alpha": a}
             else:
                 c.objective = c.residuals["objective_primal"]
-                if c.polished and Phi is not None:
+                c.alpha = a
+                if (c.polished or alpha_override is not None) and Phi is not None:
                     f = K @ (y * a)
                     r = 1.0 - y * (f + b)
                     xi = r if kind == "l1n" else np.maximum(r, 0.0)
@@ -141,6 +147,44 @@ class Formulation:
             return c
 
         return certify
+
+    @staticmethod
+    def _box_via_dual(kind: str, K, y, Phi, certify):
+        """The fast route for a kernel primal (``info["fast"]``): solve the box dual written with
+        ``psd_wrap(Phi Phi')`` by CLARABEL, certify and polish it as the dual form is, and return the primal
+        point it defines (``W = Phi'(y alpha)``, the exact best b, the optimal slacks), with the constraint
+        multipliers of the primal as written (l1: ``[alpha, C - alpha]``; l2: ``[alpha]``; l1n: ``[-alpha]``)."""
+        from .reference import SOLVER_OPTIONS
+
+        Kf = Phi @ Phi.T
+        Kf = 0.5 * (Kf + Kf.T)
+        Q = (y[:, None] * Kf) * y[None, :]
+
+        def fast(problem, tol):
+            C = problem.info["hyper"]["C"]
+            a = cp.Variable(len(y))
+            quad = 0.5 * cp.quad_form(a, cp.psd_wrap(Q))
+            if kind == "l2":
+                quad = quad + 0.5 / C * cp.sum_squares(a)
+            cons = [y @ a == 0, a >= (-C if kind == "l1n" else 0.0)]
+            if kind != "l2":
+                cons.append(a <= C)
+            dual = cp.Problem(cp.Minimize(quad - cp.sum(a)), cons)
+            try:
+                dual.solve(solver="CLARABEL", **SOLVER_OPTIONS["CLARABEL"])
+            except (cp.error.SolverError, ValueError):
+                return None
+            if a.value is None or dual.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+                return None
+            alpha = np.asarray(a.value, dtype=float)
+            c = certify(problem, None, None, tol, alpha_override=alpha)
+            if c is None:
+                return None
+            al = c.alpha
+            c.duals = [al, C - al] if kind == "l1" else ([al] if kind == "l2" else [-al])
+            return c
+
+        return fast
 
     @staticmethod
     def _factor(K, X, psd):

@@ -53,6 +53,7 @@ class Certified:
     polished: bool = False
     condition: float = float("nan")
     method: str = ""
+    duals: list | None = None
 
     @property
     def certified(self) -> bool:

@@ -51,8 +51,9 @@ class Least1NormSVM(Formulation):
         constraints = [cp.multiply(y, F.Phi @ W + b) == 1 - xi]
         # the multiplier nu of  y(Phi W + b) - (1 - xi) = 0  is -alpha (stationarity in W: W = -Phi'(y nu))
         certify = self._box_certifier("l1n", K, y, "primal", lambda v, d: -d[0], F.Phi)
+        fast = self._box_via_dual("l1n", K, y, F.Phi, certify)
         return self._problem(objective, constraints, form="primal", cite="000, eq. (3)", sense="min",
-                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), certify=certify)
+                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), certify=certify, fast=fast)
 
     def lp(self, K, y, C=1.0, *, X=None, psd="raise") -> cp.Problem:
         """000, eq. (4): ``min 1/2||W||^2 + C sum t_i`` s.t. ``-t_i <= 1 - y_i(W.Phi_i + b) <= t_i``."""

@@ -217,7 +217,23 @@ def solve(
         raise ValueError(f"method='direct' needs an equality-only problem; {info.get('formulation', 'this problem')} "
                          f"({info.get('form', '?')}) has inequality constraints")
     c = None
-    if direct is not None and method != "cvxpy":
+    fast = info.get("fast") if (method == "auto" and solver == "CLARABEL" and not options) else None
+    c_fast, t_fast = None, 0.0
+    if fast is not None:
+        # a kernel primal: the dual written with psd_wrap(K) is much faster than the primal through a
+        # rank-N factor; its certified alpha gives the primal point (W = Phi'(y alpha), best b, slacks)
+        t0 = time.perf_counter()
+        c_fast = fast(problem, tol)
+        t_fast = time.perf_counter() - t0
+        if c_fast is not None and not c_fast.certified:
+            c_fast = None  # fall back to solving the primal as written
+    if c_fast is not None:
+        c, t = c_fast, t_fast
+        values = {k: (float(v) if np.ndim(v) == 0 else np.asarray(v, dtype=float)) for k, v in c.values.items()}
+        _set_values(problem, values)
+        status, used = "optimal", "CLARABEL (via the dual, psd_wrap(K))"
+        duals = list(c.duals) if c.duals is not None else [None for _ in problem.constraints]
+    elif direct is not None and method != "cvxpy":
         t0 = time.perf_counter()
         try:
             c = direct(problem, tol)
@@ -241,6 +257,7 @@ def solve(
             status = "optimal_inaccurate (direct)"
     else:
         status, value, t = _run(problem, solver, options)
+        t += t_fast
         if status == cp.OPTIMAL_INACCURATE and solver == "CLARABEL" and not options:
             status2, value2, t2 = _run(problem, solver, None, tight=False)
             t += t2

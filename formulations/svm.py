@@ -41,8 +41,9 @@ class L1SVM(Formulation):
         objective = cp.Minimize(0.5 * cp.sum_squares(W) + P["C"] * cp.sum(xi))
         constraints = [cp.multiply(y, Phi @ W + b) >= 1 - xi, xi >= 0]
         certify = self._box_certifier("l1", K, y, "primal", lambda v, d: d[0], Phi)
+        fast = self._box_via_dual("l1", K, y, Phi, certify)
         return self._problem(objective, constraints, form="primal", cite="003, eq. (2)", sense="min",
-                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), certify=certify)
+                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), certify=certify, fast=fast)
 
     def dual(self, K, y, C=1.0, *, psd="raise") -> cp.Problem:
         """003, eq. (3) as a minimisation: ``min 1/2 (alpha*y)' K (alpha*y) - sum alpha``,
@@ -104,8 +105,9 @@ class L2SVM(Formulation):
         objective = cp.Minimize(0.5 * cp.sum_squares(W) + 0.5 * P["C"] * cp.sum_squares(xi))
         constraints = [cp.multiply(y, Phi @ W + b) >= 1 - xi]
         certify = self._box_certifier("l2", K, y, "primal", lambda v, d: d[0], Phi)
+        fast = self._box_via_dual("l2", K, y, Phi, certify)
         return self._problem(objective, constraints, form="primal", cite="000 §1 (L2-SVM)", sense="min",
-                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), certify=certify)
+                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), certify=certify, fast=fast)
 
     def dual(self, K, y, C=1.0, *, psd="raise") -> cp.Problem:
         """``min 1/2 (alpha*y)'(K + I/C)(alpha*y) - sum alpha`` s.t. ``y'alpha = 0, alpha >= 0`` (derived above)."""
