@@ -58,6 +58,7 @@ from .linear import _check_C, _check_K, _ls_svm_kkt
 __all__ = ["isls_svm", "sparse_ls_svm", "ISLSResult", "ISLSDivergenceError", "solve_weighted_system"]
 
 _U = np.finfo(np.float64).eps / 2.0       # unit roundoff
+_U32 = float(np.finfo(np.float32).eps) / 2.0
 #: Active sets up to this size are solved by QR (stable, O(N m^2)); larger ones by Cholesky + refinement.
 QR_MAX_M = 256
 #: The refined Cholesky iterate is accepted when ||residual of (N)|| <= this x max(1, ||v||).
@@ -145,7 +146,7 @@ class _Data:
         self.kmean = K.mean(axis=0)                        # column means (K symmetric: row means too)
         self.colsq = np.einsum("ij,ij->j", K, K)           # ||K_:i||^2, for the drop rule
         self.Kyc = K @ self.yc                             # K_c' y_c = K' y_c  (y_c is centred)
-        self.KcKc = None                                   # K_c' K_c, formed once when an m > N/2 set needs it
+        self.gram = {}                                     # dtype -> K_c'K_c, formed once when an m > N/2 set needs it
 
     def kc_cols(self, S):
         """``K_c[:, S] = K[:, S] - 1 kmean_S'`` (a new N x m array)."""
@@ -186,35 +187,63 @@ def _solve_qr(D: _Data, S, a, c):
     return v
 
 
-def _solve_cholesky(D: _Data, S, a, c):
-    """(N) by the Cholesky factor of ``M = I + c A_c'A_c`` and iterative refinement against the operator.
+def _gram_M(D: _Data, S, a, c, dtype):
+    """``M = I + c A_c'A_c`` in ``dtype`` as a Fortran array and the triangle LAPACK must read: ``(M, lower)``.
 
-    Returns ``(v, rel_residual)`` with ``rel_residual = ||c A_c'y_c - M v|| / max(1, ||v||)`` after at most
-    two refinement steps (each step: two passes over K and two triangular solves).
+    While ``m > N/2`` the Gram block comes from ``K_c'K_c`` (one ``syrk`` per precision, kept in ``D``): ``S`` is
+    sorted, so the upper triangle of ``(K_c'K_c)_SS`` is filled and its transpose (a Fortran view) has it as the
+    lower triangle.  Otherwise ``syrk`` on ``A_c`` itself (N m^2).
     """
     N, m = D.N, S.shape[0]
-    if D.KcKc is not None:
-        G = D.KcKc if m == N else D.KcKc[np.ix_(S, S)]
-        M = (c * a)[:, None] * G * a[None, :]             # c diag(a) (K_c'K_c)_SS diag(a)  (new array)
-        M = np.asfortranarray(M)
-    else:
-        B = D.kc_cols(S) * a[None, :]
-        M = blas.dsyrk(c, B.T, trans=0, lower=0)          # c B'B, upper triangle
-        if not M.flags.f_contiguous:
-            M = np.asfortranarray(M)
+    syrk = blas.ssyrk if dtype == np.float32 else blas.dsyrk
+    if 2 * m > N:
+        G = D.gram.get(dtype)
+        if G is None:
+            Kc = (D.K - D.kmean[None, :]).astype(dtype, copy=False)   # K_c = P_c K (K symmetric: K_c' = K P_c)
+            G = D.gram[dtype] = syrk(1.0, Kc.T, trans=0, lower=0)     # K_c'K_c, upper triangle (Fortran)
+            del Kc
+        M = G[np.ix_(S, S)] if m < N else G.copy(order="F")           # upper triangle filled
+        M *= (c * a).astype(dtype)[:, None]
+        M *= a.astype(dtype)[None, :]
+        M[np.arange(m), np.arange(m)] += 1.0
+        if M.flags.f_contiguous:
+            return M, False
+        return M.T, True            # C-ordered copy: its transpose is the Fortran view, upper becomes lower
+    B = (D.kc_cols(S) * a[None, :]).astype(dtype, copy=False)
+    M = syrk(c, B.T, trans=0, lower=0)                                 # c B'B, upper triangle
+    M = np.asfortranarray(M)
     M[np.arange(m), np.arange(m)] += 1.0
-    U, info = lapack.dpotrf(M, lower=0, overwrite_a=1, clean=0)
+    return M, False
+
+
+def _solve_cholesky(D: _Data, S, a, c, dtype=np.float64):
+    """(N) by the Cholesky factor of ``M = I + c A_c'A_c`` (in ``dtype``) and iterative refinement in float64.
+
+    Refinement: ``v <- v + M^-1 (c A_c'y_c - v - c A_c'(A_c v))`` with the residual from the exact operator (two
+    passes over K); a float32 factor is a preconditioner whose error (``cond(M) u_32``) the refinement removes.
+    Stops when ``||residual|| / max(1, ||v||) <= 1e-11`` or the residual stops halving.  Returns
+    ``(v, rel_residual)``; ``(None, inf)`` when the factorisation fails.
+    """
+    M, lower = _gram_M(D, S, a, c, dtype)
+    potrf, potrs = (lapack.spotrf, lapack.spotrs) if dtype == np.float32 else (lapack.dpotrf, lapack.dpotrs)
+    U, info = potrf(M, lower=lower, overwrite_a=1, clean=0)
     if info != 0:
         return None, np.inf
+
+    def solve(r):
+        sc = float(np.max(np.abs(r))) or 1.0
+        return potrs(U, (r / sc).astype(dtype), lower=lower)[0].astype(np.float64) * sc
+
     g = c * a * D.Kyc[S]                                  # c A_c' y_c
-    v = lapack.dpotrs(U, g, lower=0)[0]
-    res = np.inf
-    for _ in range(3):
+    v = solve(g)
+    res, prev = np.inf, np.inf
+    for _ in range(12 if dtype == np.float32 else 4):
         r = g - v - c * D.apply_AcT_Ac(S, a, v)
         res = float(np.linalg.norm(r)) / max(1.0, float(np.linalg.norm(v)))
-        if res <= _CERTIFY or not np.isfinite(res):
+        if res <= _CERTIFY or not np.isfinite(res) or res > 0.5 * prev:
             break
-        v = v + lapack.dpotrs(U, r, lower=0)[0]
+        prev = res
+        v = v + solve(r)
     return v, res
 
 
@@ -245,14 +274,13 @@ def _weighted_step(D: _Data, a_full, C, kappa, stats=None):
     if m <= QR_MAX_M:
         v = _solve_qr(D, S, a, c)
     else:
-        if D.KcKc is None and 2 * m > N:
-            Kc = D.K - D.kmean[None, :]                   # K_c = K - 1 kmean' (rows centred: P_c K)
-            # K_c'K_c, upper triangle only, once: S is sorted, so the upper triangle of (K_c'K_c)_SS comes from
-            # it, and potrf(lower=0) reads nothing else
-            D.KcKc = blas.dsyrk(1.0, Kc.T, trans=0, lower=0)
-            del Kc
-        v, res = _solve_cholesky(D, S, a, c)
-        path = "cholesky"
+        v, res, path = None, np.inf, "cholesky"
+        if cond * cond * _U32 <= 0.05:                    # float32 factor refined in float64 (half the flops)
+            v, res = _solve_cholesky(D, S, a, c, np.float32)
+            path = "cholesky32"
+        if v is None or not res <= _CERTIFY:
+            v, res = _solve_cholesky(D, S, a, c)
+            path = "cholesky"
         if v is None or not res <= _CERTIFY:
             v = _solve_qr(D, S, a, c)
             path = "qr-fallback"

@@ -111,13 +111,17 @@ def test_every_iteration_equals_cvxpy_weighted_primal(task, seed, C):
     check_against_cvxpy(res, K, y, C)
 
 
+@pytest.mark.parametrize("precision", ["cholesky32", "cholesky"])
 @pytest.mark.parametrize("task", ["classification", "regression"])
-def test_cholesky_path_every_iteration_equals_cvxpy(task, monkeypatch):
-    """The large-active-set path (Cholesky of I + c A_c'A_c from K_c'K_c, refined against the operator)."""
+def test_cholesky_path_every_iteration_equals_cvxpy(task, precision, monkeypatch):
+    """The large-active-set path (Cholesky of I + c A_c'A_c from K_c'K_c, refined against the operator in float64),
+    with the factor in float32 (default while cond(M) u_32 <= 0.05) and in float64 (forced here)."""
     monkeypatch.setattr(isls_mod, "QR_MAX_M", 0)
+    if precision == "cholesky":
+        monkeypatch.setattr(isls_mod, "_U32", 1.0)               # never take the float32 factor
     X, K, y = make(N=30, seed=2, task=task)
     res = isls_svm(K, y, 5.0, task=task)
-    assert res.converged and "cholesky" in res.info["path"]
+    assert res.converged and precision in res.info["path"]
     check_against_cvxpy(res, K, y, 5.0)
 
 
@@ -127,7 +131,7 @@ def test_cholesky_path_equals_qr_path(task, monkeypatch):
     qr = isls_svm(K, y, 20.0, task=task)
     monkeypatch.setattr(isls_mod, "QR_MAX_M", 0)
     ch = isls_svm(K, y, 20.0, task=task)
-    assert set(qr.info["path"]) == {"qr"} and set(ch.info["path"]) <= {"cholesky", "qr-fallback"}
+    assert set(qr.info["path"]) == {"qr"} and set(ch.info["path"]) <= {"cholesky32", "cholesky", "qr-fallback"}
     assert qr.n_iter == ch.n_iter
     for (a1, b1, _), (a2, b2, _) in zip(qr.history, ch.history):
         assert rel(a2, a1) < TOL["paths"] and abs(b2 - b1) < TOL["paths"] * max(1.0, abs(b1))
