@@ -1,0 +1,428 @@
+"""The table runner: tasks, parallel execution (joblib or Dask), the CSV cache, resume, summaries.
+
+A table module (see :mod:`svmref.figures.tables`) describes its work as two lists of small,
+picklable task dicts:
+
+1. *selection* tasks (optional): one cross-validation score per ``(dataset, model, cv_split, grid)``,
+   written to ``DIR/NAME.cv.csv``; the module's ``choose`` turns them into the fixed
+   hyperparameters of each ``(dataset, model)``;
+2. *split* tasks: one ``(dataset, model, split)`` each, written to ``DIR/NAME.csv``: one row with
+   at least ``dataset, model, split, error_pct, n_sv, n_iter, C, sigma``.
+
+Each task runs :func:`_execute` (a module-level function, so loky and Dask can ship it) under one
+BLAS thread (threadpoolctl), locally through joblib (``jobs``) or on a Dask cluster (``scheduler``
+or ``client``). A row is appended to its CSV and flushed the moment its task finishes, so an
+interrupted run (Ctrl-C, a killed worker) keeps every finished split; ``resume=True`` reads the CSVs
+back (a half-written last line is dropped), computes only what is missing, and rewrites the CSV
+sorted by its key. Floats are written with ``repr`` (shortest round-trip form), so a value read back
+is the value computed, and the final CSV of a resumed run equals an uninterrupted run's byte for byte.
+"""
+from __future__ import annotations
+
+import csv
+import importlib
+import json
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["run_table", "TableRun", "SPLIT_COLUMNS", "SELECTION_COLUMNS", "summarize", "read_rows"]
+
+#: columns of DIR/NAME.csv (one row per dataset, model, split)
+SPLIT_COLUMNS = ("dataset", "model", "split", "error_pct", "mse", "n_sv", "n_iter", "C", "sigma", "gamma",
+                 "converged", "n_train", "n_test", "solver")
+SPLIT_KEY = ("dataset", "model", "split")
+#: columns of DIR/NAME.cv.csv (one cross-validation score per dataset, model, cv_split, grid point)
+SELECTION_COLUMNS = ("dataset", "model", "cv_split", "grid", "C", "sigma", "gamma", "cv_score")
+SELECTION_KEY = ("dataset", "model", "cv_split", "grid")
+
+_INT_FIELDS = {"split", "cv_split", "grid"}
+
+
+# ------------------------------------------------------------------------------------------------
+# execution
+# ------------------------------------------------------------------------------------------------
+_LIMITED = False
+
+
+def _limit_blas_once() -> None:
+    """One BLAS thread in this worker process for the rest of its life (threadpoolctl)."""
+    global _LIMITED
+    if not _LIMITED:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=1)
+        _LIMITED = True
+
+
+def _execute(module: str, kind: str, task: dict, in_worker: bool = True) -> dict:
+    """Run one task of a table module: ``module.run_selection(task)`` or ``module.run_split(task)``.
+
+    On a worker (a loky process, a Dask worker) the BLAS pool is limited to one thread for good:
+    small fits on several threads of a shared machine are slower, never faster (see
+    ``benchmarks/threads.py``), and one thread makes the rounding independent of the pool size.
+    """
+    if in_worker:
+        _limit_blas_once()
+    mod = importlib.import_module(module)
+    fn = mod.run_selection if kind == "selection" else mod.run_split
+    return fn(task)
+
+
+class _Executor:
+    """``map(module, kind, tasks)`` yielding each task's row as soon as it finishes (any order)."""
+
+    def __init__(self, jobs: int = 1, scheduler: str | None = None, client=None):
+        if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs == 0 or jobs < -1:
+            raise ValueError(f"jobs must be a positive integer or -1 (all cores); got {jobs!r}")
+        self.jobs, self.scheduler, self.client = jobs, scheduler, client
+        self._own_client = False
+
+    @property
+    def where(self) -> str:
+        if self.client is not None or self.scheduler:
+            return f"dask ({self.scheduler or 'client'})"
+        return "sequential" if self.jobs == 1 else f"joblib ({self.jobs} jobs)"
+
+    def __enter__(self):
+        if self.client is None and self.scheduler:
+            try:
+                from distributed import Client
+            except ImportError as exc:  # pragma: no cover - dask is in the dev extra
+                raise ImportError("scheduler needs dask.distributed: python -m pip install 'dask[distributed]'") from exc
+            self.client = Client(self.scheduler)
+            self._own_client = True
+        return self
+
+    def __exit__(self, *exc):
+        if self._own_client:
+            self.client.close()
+            self.client = None
+        return False
+
+    def map(self, module: str, kind: str, tasks: list[dict]):
+        if not tasks:
+            return
+        if self.client is not None:
+            yield from self._map_dask(module, kind, tasks)
+        elif self.jobs == 1:
+            from threadpoolctl import threadpool_limits
+
+            with threadpool_limits(limits=1):  # the caller's process: restored afterwards
+                for t in tasks:
+                    yield _execute(module, kind, t, in_worker=False)
+        else:
+            from joblib import Parallel, delayed
+
+            par = Parallel(n_jobs=self.jobs, return_as="generator_unordered")
+            yield from par(delayed(_execute)(module, kind, t) for t in tasks)
+
+    def _map_dask(self, module, kind, tasks):
+        from distributed import as_completed
+
+        n = len(tasks)
+        futures = self.client.map(_execute, [module] * n, [kind] * n, tasks, pure=False)
+        try:
+            for fut in as_completed(futures):
+                yield fut.result()
+        finally:
+            self.client.cancel([f for f in futures if not f.done()])
+
+
+# ------------------------------------------------------------------------------------------------
+# the CSV cache
+# ------------------------------------------------------------------------------------------------
+def _fmt(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, (bool, np.bool_)):
+        return "1" if v else "0"
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        v = float(v)
+        return "" if math.isnan(v) else repr(v)
+    return str(v)
+
+
+def _format_row(row: dict, columns) -> dict:
+    missing = [c for c in columns if c not in row]
+    if missing:
+        raise KeyError(f"a task returned a row without the columns {missing}")
+    return {c: _fmt(row[c]) for c in columns}
+
+
+def _sort_key(key_cols):
+    return lambda r: tuple(int(r[c]) if c in _INT_FIELDS else r[c] for c in key_cols)
+
+
+def read_rows(path, columns=SPLIT_COLUMNS) -> list[dict]:
+    """The complete rows of a table CSV (strings), skipping a half-written last line."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    with open(path, newline="", encoding="utf-8") as fh:
+        text = fh.read()
+    complete = text if text.endswith("\n") else text[: text.rfind("\n") + 1]
+    lines = list(csv.reader(complete.splitlines()))
+    if not lines:
+        return []
+    if tuple(lines[0]) != tuple(columns):
+        raise ValueError(f"{path} has the columns {lines[0]}, expected {list(columns)}; use another --out")
+    return [dict(zip(columns, r)) for r in lines[1:] if len(r) == len(columns)]
+
+
+def _write_sorted(path: Path, columns, rows, key_cols) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, columns, lineterminator="\n")
+        w.writeheader()
+        w.writerows(sorted(rows, key=_sort_key(key_cols)))
+    os.replace(tmp, path)
+
+
+class _NoBar:
+    """Stands in for a tqdm bar when tqdm is not installed (it is in the dev extra)."""
+
+    total = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, n=1):
+        pass
+
+    def refresh(self):
+        pass
+
+    def set_postfix_str(self, s):
+        pass
+
+
+def _progress_bar(name: str, progress: bool):
+    """A tqdm bar per table on stderr (tasks done / tasks to do), or a silent stand-in."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover - tqdm is in the dev extra
+        return _NoBar()
+    return tqdm(total=0, desc=name, unit="task", file=sys.stderr, disable=not progress)
+
+
+class _Interrupt(KeyboardInterrupt):
+    """Raised by the test hook ``_interrupt_after`` (a Ctrl-C after that many rows)."""
+
+
+def _phase(executor, module, kind, tasks, path, columns, key_cols, resume, bar, counter):
+    key = _sort_key(key_cols)
+    done = {key(r): r for r in read_rows(path, columns)} if resume else {}
+    _write_sorted(path, columns, done.values(), key_cols)  # drops a half-written line; new file otherwise
+    todo = [t for t in tasks if key({c: str(t[c]) for c in key_cols}) not in done]
+    bar.total = (bar.total or 0) + len(todo)
+    bar.refresh()
+    with open(path, "a", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, columns, lineterminator="\n")
+        for row in executor.map(module, kind, todo):
+            srow = _format_row(row, columns)
+            writer.writerow(srow)
+            fh.flush()
+            done[key(srow)] = srow
+            bar.update(1)
+            counter["computed"] += 1
+            if counter["interrupt_after"] is not None and counter["computed"] >= counter["interrupt_after"]:
+                raise _Interrupt(f"interrupted after {counter['computed']} rows (test hook)")
+    # Every row ever computed stays in the file (a smaller --splits never throws work away); the
+    # rows of this run's tasks are what the summary uses.
+    _write_sorted(path, columns, done.values(), key_cols)
+    wanted = [key({c: str(t[c]) for c in key_cols}) for t in tasks]
+    return [done[k] for k in wanted]
+
+
+# ------------------------------------------------------------------------------------------------
+# summary
+# ------------------------------------------------------------------------------------------------
+def _floats(rows, col):
+    vals = [float(r[col]) for r in rows if r.get(col, "") != ""]
+    return np.array(vals, dtype=float)
+
+
+def summarize(module, rows) -> list[dict]:
+    """One cell per (dataset, model, metric): mean and std (ddof=1) over splits next to the paper's.
+
+    ``within`` is ``|mean - paper_mean| <= paper_std`` when the paper prints a std, else ``None``.
+    """
+    cells = []
+    for dataset in dict.fromkeys(r["dataset"] for r in rows):
+        for model in dict.fromkeys(r["model"] for r in rows if r["dataset"] == dataset):
+            sel = [r for r in rows if r["dataset"] == dataset and r["model"] == model]
+            paper = module.PAPER.get((dataset, model), {})
+            for metric in module.METRICS:
+                v = _floats(sel, metric)
+                if v.size == 0:
+                    continue
+                mean = float(v.mean())
+                std = float(v.std(ddof=1)) if v.size > 1 else 0.0
+                pm, ps = paper.get(metric, (None, None))
+                within = None if (pm is None or ps is None) else bool(abs(mean - pm) <= ps)
+                cells.append({"dataset": dataset, "model": model, "metric": metric, "mean": mean, "std": std,
+                              "n": int(v.size), "paper_mean": pm, "paper_std": ps, "within_paper_std": within})
+            params = {}
+            for p in ("C", "sigma", "gamma"):
+                v = _floats(sel, p)
+                if v.size:
+                    params[p] = float(np.median(v))
+            conv = _floats(sel, "converged")
+            cells.append({"dataset": dataset, "model": model, "metric": "hyperparameters (median)", **params,
+                          "n_not_converged": int(np.sum(conv == 0))})
+    return cells
+
+
+def _pm(mean, std, metric) -> str:
+    if mean is None:
+        return "—"
+    digits = 1 if metric != "mse" or abs(mean) >= 1 else 4
+    if std is None:
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ± {std:.{digits}f}"
+
+
+def render_markdown(module, cells, *, splits, quick, seed, runtime_s, where) -> str:
+    lines = [f"# {module.NAME}: {module.TITLE}", ""]
+    lines.append(f"{splits} split(s) per data set{' (--quick: small grid, few splits)' if quick else ''}, seed {seed}, "
+                 f"runtime {runtime_s:.1f} s ({where}). Ours: mean ± std (ddof 1) over splits; paper: as printed. "
+                 "'within' is |ours − paper| ≤ the paper's std (n/a where the paper prints no std).")
+    lines += ["", "| data set | model | metric | ours | paper | within |", "|---|---|---|---|---|---|"]
+    hyper = []
+    for c in cells:
+        if c["metric"].startswith("hyperparameters"):
+            ps = ", ".join(f"{k} = {c[k]:.4g}" for k in ("C", "sigma", "gamma") if k in c)
+            nc = f" ({c['n_not_converged']} fits stopped at max_iter)" if c["n_not_converged"] else ""
+            hyper.append(f"| {c['dataset']} | {c['model']} | {ps}{nc} |")
+            continue
+        within = "n/a" if c["within_paper_std"] is None else ("yes" if c["within_paper_std"] else "no")
+        lines.append(f"| {c['dataset']} | {c['model']} | {c['metric']} | {_pm(c['mean'], c['std'], c['metric'])} "
+                     f"| {_pm(c['paper_mean'], c['paper_std'], c['metric'])} | {within} |")
+    lines += ["", "Hyperparameters (median over splits):", "", "| data set | model | values |", "|---|---|---|", *hyper]
+    notes = getattr(module, "NOTES", "")
+    if notes:
+        lines += ["", notes.strip()]
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------------------------------
+# the entry point
+# ------------------------------------------------------------------------------------------------
+@dataclass
+class TableRun:
+    """What :func:`run_table` returns: the rows (strings, as in the CSV), the summary, the files."""
+
+    name: str
+    splits: int
+    quick: bool
+    seed: int
+    rows: list = field(default_factory=list)
+    selection_rows: list = field(default_factory=list)
+    cells: list = field(default_factory=list)
+    n_computed: int = 0
+    runtime_s: float = 0.0
+    csv_path: Path | None = None
+    md_path: Path | None = None
+    json_path: Path | None = None
+
+    def summary(self) -> dict:
+        return {"table": self.name, "splits": self.splits, "quick": self.quick, "seed": self.seed,
+                "rows": len(self.rows), "computed": self.n_computed, "runtime_s": round(self.runtime_s, 3),
+                "csv": str(self.csv_path), "markdown": str(self.md_path), "cells": self.cells}
+
+
+def _check_meta(path: Path, meta: dict, resume: bool) -> None:
+    if resume and path.exists():
+        old = json.loads(path.read_text(encoding="utf-8"))
+        diff = {k: (old.get(k), v) for k, v in meta.items() if old.get(k) != v}
+        if diff:
+            raise ValueError(f"--resume with other settings than the run in {path.parent}: {diff} (previous, now); "
+                             "use the same settings or another --out")
+    path.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+
+
+def run_table(name: str, *, splits: int | None = None, jobs: int = 1, scheduler: str | None = None, client=None,
+              out="tables", resume: bool = False, quick: bool = False, seed: int = 0, datasets=None,
+              progress: bool = True, _interrupt_after: int | None = None) -> TableRun:
+    """Compute table ``name`` and write ``out/NAME.csv``, ``out/NAME.md`` and ``out/NAME.json``.
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`svmref.figures.tables.names` (``000-table2``, ``004-table1``, ``001-table1``, ``001-table2``).
+    splits : int, optional
+        Random training/test splits per data set (default: the table's, e.g. 100 for 000 Table 2).
+    jobs : int
+        joblib workers (loky processes); 1 runs in this process, -1 uses every core.
+    scheduler : str, optional
+        Address of a Dask scheduler (``tcp://host:port``); the same tasks run there.
+    client : distributed.Client, optional
+        An existing Dask client (instead of ``scheduler``).
+    out : path
+        Output folder (created).
+    resume : bool
+        Keep the rows already in ``out/NAME.csv`` (and ``NAME.cv.csv``) and compute only the missing ones.
+    quick : bool
+        The table's small setting (few splits, a small grid) for tests and CI.
+    seed : int
+        Base seed; split ``s`` of data set ``d`` draws from ``SeedSequence(seed, spawn_key=(table, d, s))``.
+    datasets : sequence of str, optional
+        A subset of the table's data sets.
+    progress : bool
+        A tqdm bar on stderr.
+    """
+    from . import get
+
+    module = get(name)
+    if splits is None:
+        splits = module.QUICK_SPLITS if quick else module.DEFAULT_SPLITS
+    if isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or splits < 1:
+        raise ValueError(f"splits must be a positive integer; got {splits!r}")
+    splits = int(splits)
+    all_sets = list(module.datasets(quick))
+    if datasets is None:
+        dsets = all_sets
+    else:
+        dsets = list(datasets)
+        bad = [d for d in dsets if d not in all_sets]
+        if bad:
+            raise ValueError(f"datasets must be among {all_sets} for {name}; got {bad}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer; got {seed!r}")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    _check_meta(out / f"{name}.meta.json", {"table": name, "quick": bool(quick), "seed": int(seed)}, resume)
+
+    t0 = time.perf_counter()
+    counter = {"computed": 0, "interrupt_after": _interrupt_after}
+    executor = _Executor(jobs, scheduler, client)
+    mod_name = module.__name__
+    with executor, _progress_bar(name, progress) as bar:
+        sel_tasks = module.selection_tasks(dsets, splits, quick, int(seed))
+        sel_rows = []
+        if sel_tasks:
+            bar.set_postfix_str("model selection")
+            sel_rows = _phase(executor, mod_name, "selection", sel_tasks, out / f"{name}.cv.csv", SELECTION_COLUMNS,
+                              SELECTION_KEY, resume, bar, counter)
+        bar.set_postfix_str("splits")
+        tasks = module.split_tasks(dsets, splits, quick, int(seed), sel_rows)
+        rows = _phase(executor, mod_name, "split", tasks, out / f"{name}.csv", SPLIT_COLUMNS, SPLIT_KEY,
+                      resume, bar, counter)
+    runtime = time.perf_counter() - t0
+    run = TableRun(name, splits, bool(quick), int(seed), rows, sel_rows, summarize(module, rows), counter["computed"],
+                   runtime, out / f"{name}.csv", out / f"{name}.md", out / f"{name}.json")
+    run.md_path.write_text(render_markdown(module, run.cells, splits=splits, quick=quick, seed=seed, runtime_s=runtime,
+                                           where=executor.where), encoding="utf-8")
+    run.json_path.write_text(json.dumps(run.summary(), indent=1) + "\n", encoding="utf-8")
+    return run
