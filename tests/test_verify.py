@@ -618,10 +618,10 @@ def test_cli_all_skips_unimportable_registry_entries_with_a_reason(monkeypatch, 
     assert "SKIP svmref.solvers.does_not_exist:f (l1_svm): cannot import" in err
     assert "skipped:" in out and "kernel_ridge_rls" in out
     assert code == 0  # a skipped entry is reported, not a failure
-    # an entry that imports but is not an RLS solver (KernelRidge(K, y, gamma) raises TypeError) fails: exit 1
+    # an entry that imports but does not have an RLS solver's signature fails (a record, exit 1), before any instance
     monkeypatch.setattr(solvers, "REGISTRY", {"sklearn.kernel_ridge:KernelRidge": "rls"})
     code, out, _ = _run(["--all", "--suite", "quick"], capsys)
-    assert code == 1 and "solver raised TypeError" in out
+    assert code == 1 and "cannot be called as f(K, y, gamma, **options)" in out
 
 
 def test_report_is_printable_and_converts_to_records():
@@ -691,3 +691,254 @@ def _larger_params():
 def test_builtin_solver_passes_larger_suites(spec, formulation, suite):
     report = verify.check(_load_builtin(spec), formulation, suite, TOL, name=spec)
     assert report.passed, str(report)
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 17: timeouts, tolerance advice, diagnoses, convention hints, signature and shape errors.
+# Each point is held to a deliberately flawed solver.
+# ---------------------------------------------------------------------------------------------
+SMO_TOL_NEAR = 1e-3   # where a typical from-scratch SMO stops (LIBSVM's default eps)
+SMO_TOL_TIGHT = 1e-10
+
+
+def smo(K, y, C, tol=SMO_TOL_TIGHT, max_iter=200_000):
+    """A from-scratch L1-SVM SMO (maximal violating pair), stopping when m - M < tol; b from the free alpha_i."""
+    a = np.zeros(len(y))
+    g = -np.ones(len(y))  # gradient of 1/2 a'Qa - e'a, Q = yy'K
+    Q = np.outer(y, y) * K
+    for _ in range(max_iter):
+        up = ((y > 0) & (a < C)) | ((y < 0) & (a > 0))
+        low = ((y > 0) & (a > 0)) | ((y < 0) & (a < C))
+        s = -y * g
+        i = np.flatnonzero(up)[np.argmax(s[up])]
+        j = np.flatnonzero(low)[np.argmin(s[low])]
+        if s[i] - s[j] < tol:
+            break
+        t = (s[i] - s[j]) / max(K[i, i] + K[j, j] - 2 * K[i, j], 1e-12)
+        t = min(t, (C - a[i]) if y[i] > 0 else a[i], a[j] if y[j] > 0 else (C - a[j]))
+        a[i] += y[i] * t
+        a[j] -= y[j] * t
+        g += t * (y[i] * Q[:, i] - y[j] * Q[:, j])
+    s = -y * g
+    free = (a > 1e-12) & (a < C - 1e-12)
+    b = float(np.mean(s[free])) if free.any() else 0.5 * (s[up].max() + s[low].min())
+    return a, b
+
+
+def near_optimal_smo(K, y, C):
+    return smo(K, y, C, tol=SMO_TOL_NEAR)
+
+
+def wrong_bias_smo(K, y, C):
+    """Optimal alpha; b averaged over every support vector, bounded ones (alpha_i = C) included."""
+    a, _ = smo(K, y, C)
+    sv = a > 1e-8
+    return a, float(np.mean(y[sv] - K[sv] @ (a * y)))
+
+
+def hanging_solver(K, y, C):
+    import time
+
+    while True:
+        time.sleep(0.01)
+
+
+def regression_convention_ls_svm(K, y, C):
+    """An exact LS-SVM that returns alpha_i y_i (the regression convention) for ls_svm."""
+    a, b = ls_svm_system(K, y, C)
+    return a * y, b
+
+
+def three_tuple_solver(K, y, C):
+    a, b = smo(K, y, C)
+    return a, b, 0
+
+
+def two_argument_solver(K, y):
+    return smo(K, y, 1.0)
+
+
+def test_smo_passes_when_tight():
+    """The yardstick of the flawed variants below: the same SMO run to 1e-10 passes."""
+    assert verify.check(smo, "l1_svm", "quick", TOL).passed
+
+
+def test_near_optimal_smo_gets_the_tolerance_it_would_pass_at():
+    report = verify.check(near_optimal_smo, "l1_svm", "quick", TOL)
+    assert not report.passed and len(report.failures) == len(report)
+    for r in report:
+        t = r.would_pass_at_tol
+        assert t is not None and TOL < t < 1, r
+        assert any(d.startswith("not optimal") for d in r.diagnoses), r.diagnoses
+        # the advice is exact to one digit: the answer passes at t (the run repeats the solver, which is deterministic)
+        inst = verify.suite("quick", "l1_svm")
+        one = [i for i in inst if i.name == r.instance]
+        assert verify.check(near_optimal_smo, "l1_svm", one, t).passed
+        digit, exp = f"{t:.0e}".split("e")  # the one-digit tolerance just below t must fail
+        lower = float(f"{int(digit) - 1}e{exp}") if int(digit) > 1 else float(f"9e{int(exp) - 1}")
+        assert not verify.check(near_optimal_smo, "l1_svm", one, lower).passed, (t, lower)
+    assert report.suite_tol == max(r.would_pass_at_tol for r in report)
+    assert f"the whole suite would pass at --tol {report.suite_tol:.0e}" in str(report)
+    assert "would pass at --tol" in report.table()
+    rec = json.loads(report.to_json())
+    assert rec["summary"]["would_pass_at_tol"] == report.suite_tol
+    assert all(x["would_pass_at_tol"] is not None for x in rec["records"])
+
+
+def test_wrong_bias_is_named_with_its_kkt_interval():
+    report = verify.check(wrong_bias_smo, "l1_svm", "quick", TOL)
+    assert not report.passed
+    for r in report:
+        assert r.diagnoses and r.diagnoses[0].startswith("b is wrong: alpha is optimal"), r.diagnoses
+        lo, hi = sorted(r.b_interval)
+        assert f"[{lo:.6g}, {hi:.6g}]" in r.diagnoses[0]
+        assert "bounded ones included" in r.diagnoses[0]
+        assert r.objective_gap <= TOL  # alpha is optimal: only b is wrong
+
+
+def test_box_and_equality_violations_are_diagnosed_in_words():
+    r = verify.check(box_violated, "l1_svm", "quick", TOL)[0]
+    assert any(d.startswith("box violated: alpha_3 = -0.31") for d in r.diagnoses), r.diagnoses
+    r = verify.check(equality_near_miss, "l1_svm", "quick", TOL)[0]
+    assert any(d.startswith("y'alpha != 0") for d in r.diagnoses), r.diagnoses
+
+
+@pytest.mark.parametrize("solver, formulation, words", [
+    (half_C, "l1_svm", "solved a different C"),
+    (kernel_ridge_without_m, "rls", "solved a different gamma"),
+    (ls_without_shift, "ls_svm", None),  # K + 1e-3 I, not K: no candidate fits, and none is claimed
+])
+def test_a_different_c_is_named_where_detectable(solver, formulation, words):
+    for r in verify.check(solver, formulation, "quick", TOL):
+        found = [d for d in r.diagnoses if d.startswith("solved a different")]
+        if words is None:
+            assert not found, found
+        else:
+            assert found and found[0].startswith(words), r.diagnoses
+
+
+def test_a_different_c_reads_the_c_the_solver_used():
+    r = verify.check(half_C, "l1_svm", "quick", TOL)[0]
+    C = r.hyper["C"]
+    assert f"C = {C / 2:.6g}, not C = {C:g}" in " ".join(r.diagnoses), r.diagnoses
+
+
+@pytest.mark.parametrize("solver, formulation, hint", [
+    (regression_convention_ls_svm, "ls_svm", "alpha -> y * alpha"),
+    (signed_dual_coef, "l1_svm", "alpha -> y * alpha"),
+    (b_sign_flipped, "l1_svm", "b -> -b"),
+    (rls_scaled_by_m, "rls", "c / m"),
+])
+def test_convention_slips_get_a_hint(solver, formulation, hint):
+    for r in verify.check(solver, formulation, "quick", TOL):
+        assert r.passed is False
+        assert any(h.startswith("hint: the answer passes after " + hint) for h in r.hints), r.hints
+
+
+def test_regression_convention_says_it_solves_ls_svm_regression():
+    r = verify.check(regression_convention_ls_svm, "ls_svm", "quick", TOL)[0]
+    assert any("as given, the answer solves ls_svm_regression" in h for h in r.hints), r.hints
+    # and the claim is true: the same answer passes ls_svm_regression
+    assert verify.check(lambda K, y, C: regression_convention_ls_svm(K, y, C), "ls_svm_regression",
+                        [i for i in verify.suite("quick", "ls_svm") if i.name == r.instance], TOL).passed
+
+
+def test_a_correct_answer_gets_no_hint_and_no_diagnosis():
+    for r in verify.check(svc_l1, "l1_svm", "quick", TOL):
+        assert r.passed and not r.hints and not r.diagnoses and r.would_pass_at_tol is None
+
+
+def test_hanging_solver_is_killed_at_the_timeout():
+    import time
+
+    t0 = time.perf_counter()
+    report = verify.check(hanging_solver, "l1_svm", "quick", TOL, timeout=0.3)
+    elapsed = time.perf_counter() - t0
+    assert [r.verdict for r in report] == ["timeout"] * 3
+    assert all(r.passed is False and "no answer within 0.3 s" in r.reason for r in report)
+    assert elapsed < 20, elapsed  # 3 x 0.3 s plus process starts, not forever
+    assert "3 timed out" in report.summary_text()
+
+
+def test_worker_runs_closures_and_returns_unpicklable_answers():
+    class Answer:  # a local class: cannot be pickled back from the worker, sent as its attributes
+        def __init__(self, alpha, b):
+            self.alpha, self.b = alpha, b
+
+    def solver(K, y, C):
+        return Answer(*svc_l1(K, y, C))
+
+    report = verify.check(solver, "l1_svm", "quick", TOL, timeout=60)
+    assert report.passed, str(report)
+
+
+def test_solver_that_kills_its_process_is_an_error_not_a_crash():
+    import os
+
+    def dies(K, y, C):
+        os._exit(3)
+
+    r = verify.check(dies, "l1_svm", "quick", TOL, timeout=60)[0]
+    assert r.verdict == "error" and "exit code 3" in r.reason
+
+
+def test_ctrl_c_keeps_the_finished_records():
+    calls = []
+
+    def interrupted_on_second(K, y, C):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return svc_l1(K, y, C)
+
+    report = verify.check(interrupted_on_second, "l1_svm", "quick", TOL)
+    assert report.interrupted and len(report) == 1 and report.planned == 3
+    assert report.passed  # over what finished
+    text = report.summary_text()
+    assert "interrupted (Ctrl-C) after 1 of 3" in text and "verdict: PASS (partial)" in text
+
+
+def test_signature_is_checked_once_before_any_instance():
+    with pytest.raises(verify.SignatureError, match=r"cannot be called as f\(K, y, C, \*\*options\)"):
+        verify.check(two_argument_solver, "l1_svm", "quick", TOL)
+    with pytest.raises(verify.SignatureError, match=r"f\(X, y, C, mu, \*\*options\)"):
+        verify.check(svc_l1, "support_features", "quick", TOL)
+
+
+def test_record_says_when_verify_set_the_solvers_tol():
+    report = verify.check(svc_l1, "l1_svm", "quick", TOL)
+    assert all(r.solver_tol == TOL and f"verify set the solver's tol = {TOL:g}" in r.notes for r in report)
+    assert any("passed tol" in n for n in report.notes)
+    report = verify.check(ls_svm_system, "ls_svm", "quick", TOL)
+    assert all(r.solver_tol is None for r in report)
+
+
+def test_three_tuple_error_says_what_was_received():
+    r = verify.check(three_tuple_solver, "l1_svm", "quick", TOL)[0]
+    assert r.verdict == "error"
+    assert "got a tuple of length 3 (ndarray of shape (20,), float, int)" in r.reason
+
+
+def test_n_rescales_the_standard_suite():
+    insts = verify.suite("standard", "l1_svm", n=40)
+    assert [i.N for i in insts] == [40] * len(verify.suite("standard", "l1_svm"))
+    assert all(i.name.endswith("@40") for i in insts)
+    with pytest.raises(ValueError, match="fixed sizes"):
+        verify.suite("real", "l1_svm", n=40)
+
+
+def test_from_data_builds_an_instance_from_a_csv(tmp_path):
+    from svmref.verify.instances import from_data, load_csv
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50, 3))
+    lab = np.where(X[:, 0] > 0, 2, 1)  # labels 1/2: mapped to -1/+1
+    p = tmp_path / "d.csv"
+    p.write_text("a,b,c,label\n" + "\n".join(",".join(f"{v:.6g}" for v in row) + f",{c}" for row, c in zip(X, lab)))
+    X2, y2 = load_csv(p)
+    assert X2.shape == (50, 3) and set(np.unique(y2)) == {1.0, 2.0}
+    inst = from_data(X2, y2, "l1_svm", C=2.0, name="d")
+    assert inst.N == 40 and inst.X_test.shape == (10, 3) and set(np.unique(inst.y)) == {-1.0, 1.0}
+    assert verify.check(svc_l1, "l1_svm", [inst], TOL).passed
+    with pytest.raises(ValueError, match="two classes"):
+        from_data(X2, np.arange(50.0), "l1_svm")

@@ -47,13 +47,15 @@ Verdicts: ``pass``, ``fail``, ``error`` (the solver raised or returned something
 (the kernel is not PSD: the reference does not apply) and ``no reference`` (the reference solver
 failed); the last two are reported, and count neither as passes nor as failures.
 """
-from .core import DEFAULT_TOL, TOLERANCES, check, tolerances
+from .core import DEFAULT_TOL, TOLERANCES, SignatureError, check, check_signature, tolerances
 from .instances import SUITES, Instance, suite
 from .kkt import RESIDUALS
 from .report import Record, Report, shifted_geometric_mean
 
 __all__ = [
     "check",
+    "check_signature",
+    "SignatureError",
     "Report",
     "Record",
     "Instance",

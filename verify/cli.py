@@ -1,7 +1,10 @@
 """``svmref verify``: hold a solver against the cvxpy reference from the command line.
 
-Exit codes: 0 every instance passed; 1 some instance failed; 2 usage error, or a SPEC that cannot
-be imported.
+Exit codes: 0 every instance passed; 1 some instance failed (or timed out); 2 usage error: a bad
+option, an output path that cannot be written, a ``--data`` file that cannot be read, a SPEC that
+cannot be imported, or a solver whose signature does not fit the formulation (all checked before
+any instance runs); 130 interrupted by Ctrl-C (the finished rows, a partial verdict and ``--json``
+are still written).
 """
 from __future__ import annotations
 
@@ -29,8 +32,16 @@ The solver contract (see 'python -c "import verify; help(verify)"'):
 
 Suites: quick (seconds), standard (N up to 300), adversarial (degenerate and extreme
 instances; a non-PSD MLP kernel is reported as 'not convex'), real (shipped data sets).
+--n N draws every instance of quick or standard with N training patterns (named NAME@N);
+--data FILE.csv verifies on your data instead (labels in the last column; --C, --sigma).
 
-Exit status: 0 all instances pass, 1 any fails, 2 usage error or SPEC not importable.
+Each instance runs in a worker process killed after --timeout seconds (verdict 'timeout').
+A failed row is followed by its diagnoses, the tolerance it would pass at, and any hint
+(an answer that passes after a known convention change such as alpha -> y * alpha).
+
+Exit status: 0 all instances pass, 1 any fails or times out, 2 usage error (bad option,
+unwritable --json, unreadable --data, SPEC not importable, wrong solver signature),
+130 interrupted by Ctrl-C (the rows that finished and a partial verdict are printed).
 
 Example:
   svmref verify my_solver.py:solve --formulation least_1norm_svm --suite quick --json out.json
@@ -82,10 +93,12 @@ def load_spec(spec: str):
 
 
 def _parser() -> argparse.ArgumentParser:
+    from svmref.cli import ArgumentParser
+
     from .core import DEFAULT_TOL
     from .instances import SUITES
 
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="svmref verify",
         description="Hold a solver against the cvxpy reference (objective, KKT residuals, duality gap, "
         "decision function on held-out points) and print a verdict per instance with the reason.",
@@ -96,14 +109,29 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--formulation", "-f", metavar="NAME",
                    help="formulation the solver solves (default: the registry's entry for a built-in SPEC)")
     p.add_argument("--suite", "-s", default="quick", choices=SUITES, help="instances to run (default: quick)")
-    p.add_argument("--tol", type=float, default=DEFAULT_TOL,
-                   help=f"tolerance of the check (default {DEFAULT_TOL:g}; the decision function is checked at sqrt(tol))")
+    p.add_argument("--tol", default=DEFAULT_TOL, metavar="T",
+                   help=f"tolerance of the check, in (0, 1) (default {DEFAULT_TOL:g}; the decision function is "
+                   "checked at sqrt(tol))")
+    p.add_argument("--timeout", default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                   help=f"seconds per instance before the solver's process is killed (default {DEFAULT_TIMEOUT:g})")
+    p.add_argument("--n", default=None, metavar="N",
+                   help="draw every instance of the quick or standard suite with N training patterns")
+    p.add_argument("--data", metavar="FILE.csv",
+                   help="verify on your own data: numeric CSV, labels (or targets) in the last column")
+    p.add_argument("--C", dest="C", default=None, metavar="C", help="C (for --data; default 1)")
+    p.add_argument("--sigma", default=None, metavar="S",
+                   help="RBF width for --data (default sqrt(number of features))")
     p.add_argument("--json", metavar="PATH", help="also write the records as JSON to PATH")
     p.add_argument("--list", action="store_true", help="print every built-in solver as 'SPEC formulation' and exit")
     p.add_argument("--all", action="store_true",
                    help="check every built-in solver against every formulation it serves (the health report)")
     p.add_argument("--quiet", "-q", action="store_true", help="print only the summary")
     return p
+
+
+#: Default seconds per instance (generous: the standard suite's largest instance takes well under a
+#: second for a compiled solver, a minute for a slow pure-Python one).
+DEFAULT_TIMEOUT = 120.0
 
 
 def _registry() -> dict[str, str]:
@@ -118,7 +146,74 @@ def _formulation_names() -> list[str]:
     return list(TASK)
 
 
+def _options(args) -> dict:
+    """Validate every option before any work; raises UsageError naming the option."""
+    from svmref.cli import UsageError, check_number, check_writable
+
+    from .instances import SCALABLE
+
+    opts = {}
+    opts["tol"] = check_number(args.tol, "--tol", low=0.0, high=1.0)
+    opts["timeout"] = check_number(args.timeout, "--timeout", low=0.0)
+    opts["n"] = None if args.n is None else check_number(args.n, "--n", integer=True, low=4, low_open=False)
+    if opts["n"] is not None and args.suite not in SCALABLE:
+        raise UsageError(f"--n rescales the suites {', '.join(SCALABLE)} only; --suite {args.suite} has fixed sizes")
+    opts["C"] = 1.0 if args.C is None else check_number(args.C, "--C", low=0.0)
+    opts["sigma"] = None if args.sigma is None else check_number(args.sigma, "--sigma", low=0.0)
+    if args.data is None and (args.C is not None or args.sigma is not None):
+        raise UsageError("--C and --sigma go with --data (the suites fix their own)")
+    if args.data is not None and opts["n"] is not None:
+        raise UsageError("give either --data or --n, not both")
+    if args.json is not None:
+        opts["json"] = check_writable(args.json, "--json")
+    if args.formulation is not None and args.formulation not in _formulation_names():
+        raise UsageError(f"unknown --formulation {args.formulation!r}; expected one of {', '.join(_formulation_names())}")
+    return opts
+
+
+def _instances(args, opts, formulation):
+    """The instances to run: a suite (maybe rescaled), or the user's --data."""
+    from svmref.cli import UsageError
+
+    from .instances import from_data, load_csv, suite
+
+    if args.data is None:
+        return suite(args.suite, formulation, n=opts["n"])
+    try:
+        X, y = load_csv(args.data)
+    except OSError as exc:
+        raise UsageError(f"--data: cannot read {args.data!r} ({exc.strerror or exc})") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--data: {args.data!r}: {exc}") from None
+    try:
+        name = "data-" + os.path.splitext(os.path.basename(args.data))[0]
+        return [from_data(X, y, formulation, C=opts["C"], sigma=opts["sigma"], name=name)]
+    except ValueError as exc:
+        raise UsageError(f"--data: {args.data!r}: {exc}") from None
+
+
+def _printer(args):
+    state = {"header": False}
+
+    def on_record(rec):
+        if args.quiet:
+            return
+        from .report import Report
+
+        if not state["header"]:
+            print(Report.header())
+            state["header"] = True
+        print(rec.row())
+        for line in rec.details():
+            print(line)
+        sys.stdout.flush()
+
+    return on_record
+
+
 def main(argv: list[str] | None = None) -> int:
+    from svmref.cli import UsageError
+
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = _parser()
     try:
@@ -129,61 +224,85 @@ def main(argv: list[str] | None = None) -> int:
         for spec, form in _registry().items():
             print(f"{spec} {form}")
         return 0
-    if not (args.tol > 0 and args.tol < 1):
-        print(f"svmref verify: error: --tol must be in (0, 1); got {args.tol!r}", file=sys.stderr)
+    try:
+        opts = _options(args)
+        return _run(args, opts, parser)
+    except UsageError as exc:
+        print(f"svmref verify: error: {exc}", file=sys.stderr)
         return 2
-    if args.formulation is not None and args.formulation not in _formulation_names():
-        print(f"svmref verify: error: unknown --formulation {args.formulation!r}; expected one of "
-              f"{', '.join(_formulation_names())}", file=sys.stderr)
-        return 2
-    from .core import check
-    from .report import Report
 
+
+def _run(args, opts, parser) -> int:
+    from svmref.cli import UsageError
+
+    from .core import SignatureError, check, check_signature
+    from .report import Record, Report
+
+    on_record = _printer(args)
     if args.all:
         if args.spec:
-            print("svmref verify: error: give either SPEC or --all, not both", file=sys.stderr)
-            return 2
-        report = Report(tol=args.tol)
+            raise UsageError("give either SPEC or --all, not both")
+        if args.data is not None:
+            raise UsageError("--data goes with one SPEC, not --all")
+        report = Report(tol=opts["tol"])
         for spec, form in _registry().items():
             if args.formulation and form != args.formulation:
                 continue
             try:
                 fn = load_spec(spec)
+                check_signature(fn, form, name=spec)
             except SpecError as exc:
                 msg = f"SKIP {spec} ({form}): {exc}"
                 print(msg, file=sys.stderr)
                 report.skipped.append(msg)
                 continue
-            report.extend(check(fn, form, args.suite, args.tol, name=spec))
-        _print(report, args)
-        return 0 if report.passed and len(report) else 1
+            except SignatureError as exc:  # a built-in solver that does not fit: a failure, not a skip
+                rec = Record(form, spec, "(signature)", False, "error", str(exc))
+                report.records.append(rec)
+                on_record(rec)
+                continue
+            part = check(fn, form, _instances(args, opts, form), opts["tol"], name=spec,
+                         timeout=opts["timeout"], spec=spec, on_record=on_record)
+            report.extend(part)
+            if part.interrupted:
+                break
+        return _finish(report, args, opts)
     if not args.spec:
-        parser.print_usage(sys.stderr)
-        print("svmref verify: error: SPEC is required (or --list / --all)", file=sys.stderr)
-        return 2
+        raise UsageError("SPEC is required (or --list / --all)")
     form = args.formulation or _registry().get(args.spec)
     if form is None:
-        print(f"svmref verify: error: --formulation is required for {args.spec!r} (one of "
-              f"{', '.join(_formulation_names())})", file=sys.stderr)
-        return 2
+        raise UsageError(f"--formulation is required for {args.spec!r} (one of {', '.join(_formulation_names())})")
     try:
         fn = load_spec(args.spec)
     except SpecError as exc:
-        print(f"svmref verify: error: {exc}", file=sys.stderr)
-        return 2
-    report = check(fn, form, args.suite, args.tol, name=args.spec)
-    _print(report, args)
-    return 0 if report.passed else 1
+        raise UsageError(str(exc)) from None
+    try:
+        check_signature(fn, form, name=args.spec)
+    except SignatureError as exc:
+        raise UsageError(str(exc)) from None
+    insts = _instances(args, opts, form)
+    report = check(fn, form, insts, opts["tol"], name=args.spec, timeout=opts["timeout"], spec=args.spec,
+                   on_record=on_record)
+    return _finish(report, args, opts)
 
 
-def _print(report, args) -> None:
+def _finish(report, args, opts) -> int:
+    from svmref.cli import make_parent
+
     if not args.quiet:
-        print(report.table())
         print()
     print(report.summary_text())
-    if args.json:
-        report.to_json(args.json)
-        print(f"records written to {args.json}")
+    if "json" in opts:
+        try:
+            make_parent(opts["json"])
+            report.to_json(opts["json"])
+            print(f"records written to {args.json}")
+        except OSError as exc:  # it was writable when checked; say what happened since
+            print(f"svmref verify: error: --json: cannot write {args.json!r} ({exc.strerror or exc})", file=sys.stderr)
+            return 2
+    if report.interrupted:
+        return 130
+    return 0 if report.passed and len(report) else 1
 
 
 if __name__ == "__main__":  # pragma: no cover

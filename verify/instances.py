@@ -24,7 +24,7 @@ import numpy as np
 from svmref._validation import is_psd
 from svmref.kernels import kernel_matrix
 
-__all__ = ["Instance", "SUITES", "suite", "TASK"]
+__all__ = ["Instance", "SUITES", "SCALABLE", "suite", "TASK", "load_csv", "from_data"]
 
 SUITES = ("quick", "standard", "adversarial", "real")
 
@@ -143,16 +143,19 @@ def _features(seed, N, n, n_test=40, informative=5):
 # ------------------------------------------------------------------------------------ suites
 
 
-def _kernel_instances(which: str, task: str) -> list[Instance]:
-    """Kernel instances of a suite; ``task`` is "box", "regression" or "rls"."""
+def _kernel_instances(which: str, task: str, n_train: int | None = None) -> list[Instance]:
+    """Kernel instances of a suite; ``task`` is "box", "regression" or "rls"; ``n_train`` rescales (see :func:`suite`)."""
     reg = task in ("regression", "rls")
     out: list[Instance] = []
 
     def add(name, X, y, Xte, kernel, kp, C, unique=True, desc="", gamma=None):
         hyper = {"gamma": gamma if gamma is not None else 1.0 / (C * X.shape[0])} if task == "rls" else {"C": C}
+        if n_train is not None:
+            name = f"{name}@{n_train}"
         out.append(Instance(name, X, y, Xte, kernel, dict(kp), hyper, unique, desc))
 
     def data(seed, n, d, regression_target=False, n_test=40, shift=2.0):
+        n = n_train or n
         if reg and regression_target:
             return _regress(seed, n, d, n_test)
         return _classif(seed, n, d, n_test, shift)
@@ -226,21 +229,23 @@ def _kernel_instances(which: str, task: str) -> list[Instance]:
     return out
 
 
-def _feature_instances(which: str) -> list[Instance]:
+def _feature_instances(which: str, n_train: int | None = None) -> list[Instance]:
     out: list[Instance] = []
 
     def add(name, X, y, Xte, C, mu, unique=True, desc=""):
+        if n_train is not None:
+            name = f"{name}@{n_train}"
         out.append(Instance(name, X, y, Xte, "linear", {}, {"C": C, "mu": mu}, unique, desc))
 
     if which == "quick":
-        add("q-features-20x10-mu0", *_features(41, 20, 10), 1.0, 0.0, desc="mu = 0: the L1-SVM with C/2")
-        add("q-features-20x10-mu0.3", *_features(42, 20, 10), 1.0, 0.3)
-        add("q-features-24x30-mu0.7", *_features(43, 24, 30), 10.0, 0.7, desc="n > N")
+        add("q-features-20x10-mu0", *_features(41, n_train or 20, 10), 1.0, 0.0, desc="mu = 0: the L1-SVM with C/2")
+        add("q-features-20x10-mu0.3", *_features(42, n_train or 20, 10), 1.0, 0.3)
+        add("q-features-24x30-mu0.7", *_features(43, n_train or 24, 30), 10.0, 0.7, desc="n > N")
     elif which == "standard":
-        add("s-features-50x50-mu0.5", *_features(51, 50, 50), 1.0, 0.5, desc="003 §3.1: 25 + 25 points, n = 50")
-        add("s-features-100x20-mu0.2", *_features(52, 100, 20), 10.0, 0.2)
-        add("s-features-200x10-mu0.9", *_features(53, 200, 10), 0.1, 0.9)
-        add("s-features-60x200-mu0.6", *_features(54, 60, 200), 100.0, 0.6, desc="n >> N")
+        add("s-features-50x50-mu0.5", *_features(51, n_train or 50, 50), 1.0, 0.5, desc="003 §3.1: 25 + 25 points, n = 50")
+        add("s-features-100x20-mu0.2", *_features(52, n_train or 100, 20), 10.0, 0.2)
+        add("s-features-200x10-mu0.9", *_features(53, n_train or 200, 10), 0.1, 0.9)
+        add("s-features-60x200-mu0.6", *_features(54, n_train or 60, 200), 100.0, 0.6, desc="n >> N")
     elif which == "adversarial":
         X, y, Xte = _features(61, 20, 10)
         add("a-features-duplicates-conflicting", np.vstack([X, X[:8]]), np.concatenate([y, -y[:8]]), Xte, 1.0, 0.3,
@@ -270,14 +275,102 @@ def _feature_instances(which: str) -> list[Instance]:
 _CACHE: dict = {}
 
 
-def suite(name: str, formulation: str) -> list[Instance]:
-    """The instances of suite ``name`` for ``formulation`` (cached: the same objects on each call)."""
+#: The suites ``n=`` can rescale (the generated ones; adversarial and real instances have their own sizes).
+SCALABLE = ("quick", "standard")
+
+
+def suite(name: str, formulation: str, n: int | None = None) -> list[Instance]:
+    """The instances of suite ``name`` for ``formulation`` (cached: the same objects on each call).
+
+    ``n`` (``svmref verify --n N``): every instance of a generated suite (``quick``, ``standard``) is drawn
+    with ``n`` training patterns instead of its own size (same kernel, hyperparameters and seed; the
+    held-out points unchanged) and named ``NAME@n`` (``s-rbf-200@2000``); ``C`` and, for RLS,
+    ``gamma = 1/(C N)`` follow the instance's rule.
+    """
     if formulation not in TASK:
         raise ValueError(f"formulation must be one of {sorted(TASK)}; got {formulation!r}")
     if name not in SUITES:
         raise ValueError(f"suite must be one of {list(SUITES)}; got {name!r}")
+    if n is not None:
+        if name not in SCALABLE:
+            raise ValueError(f"n rescales the suites {list(SCALABLE)} only; suite {name!r} has fixed sizes")
+        if isinstance(n, bool) or int(n) != n or n < 4:
+            raise ValueError(f"n must be an integer >= 4; got {n!r}")
+        n = int(n)
     task = TASK[formulation]
-    key = (name, task)
+    key = (name, task, n)
     if key not in _CACHE:
-        _CACHE[key] = _feature_instances(name) if task == "features" else _kernel_instances(name, task)
+        _CACHE[key] = _feature_instances(name, n) if task == "features" else _kernel_instances(name, task, n)
     return _CACHE[key]
+
+
+def load_csv(path) -> tuple[np.ndarray, np.ndarray]:
+    """Read ``FILE.csv`` for ``svmref verify --data``: numbers, comma-separated, labels in the last column.
+
+    A first line that is not numeric is taken as a header. Raises ``ValueError`` saying what is wrong
+    (not numeric, fewer than 2 columns, a missing value, fewer than 4 rows).
+    """
+    import csv
+
+    rows = []
+    with open(path, newline="", encoding="utf-8") as fh:
+        for k, row in enumerate(csv.reader(fh)):
+            if not row or all(not c.strip() for c in row):
+                continue
+            try:
+                rows.append([float(c) for c in row])
+            except ValueError:
+                if k == 0 and not rows:
+                    continue  # a header
+                raise ValueError(f"line {k + 1} is not numeric: {','.join(row)[:80]!r}") from None
+    if not rows:
+        raise ValueError("no data rows")
+    width = {len(r) for r in rows}
+    if len(width) != 1:
+        raise ValueError(f"rows have different numbers of columns: {sorted(width)}")
+    A = np.asarray(rows, dtype=float)
+    if A.shape[1] < 2:
+        raise ValueError("need at least one feature column and the label column (the last)")
+    if not np.all(np.isfinite(A)):
+        i, j = np.argwhere(~np.isfinite(A))[0]
+        raise ValueError(f"row {i + 1}, column {j + 1} is not finite ({A[i, j]})")
+    if A.shape[0] < 4:
+        raise ValueError(f"need at least 4 rows; got {A.shape[0]}")
+    return A[:, :-1], A[:, -1]
+
+
+def from_data(X, y, formulation: str, *, C: float = 1.0, mu: float = 0.5, sigma: float | None = None,
+              kernel: str = "rbf", test_fraction: float = 0.2, seed: int = 0, name: str = "data") -> Instance:
+    """One instance from the user's data (``svmref verify --data``).
+
+    Features are standardised (mean 0, standard deviation 1 per column; constant columns left at 0);
+    a random ``test_fraction`` (at most 500 patterns, seeded) is held out to compare decision
+    functions, the rest is the training set. Classification labels must take two values: the smaller
+    becomes -1, the larger +1. Kernel: RBF with ``sigma = sqrt(d)`` unless given (``kernel="linear"``
+    possible); the support features machine always works on ``X`` (``C``, ``mu``); RLS uses
+    ``gamma = 1/(C N)``.
+    """
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    task = TASK[formulation]
+    if task in ("box", "features"):
+        labels = np.unique(y)
+        if labels.size != 2:
+            raise ValueError(f"a {formulation} needs two classes in the last column; got {labels.size} distinct "
+                             f"values ({', '.join(f'{v:g}' for v in labels[:5])}{', ...' if labels.size > 5 else ''})")
+        y = np.where(y == labels[1], 1.0, -1.0)
+    sd = X.std(axis=0)
+    X = (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(X.shape[0])
+    n_test = min(500, max(1, int(round(test_fraction * X.shape[0]))))
+    te, tr = perm[:n_test], perm[n_test:]
+    if task in ("box", "features") and np.unique(y[tr]).size < 2:
+        raise ValueError("the training part has one class only; give more rows of the other class")
+    if task == "features":
+        return Instance(name, X[tr], y[tr], X[te], "linear", {}, {"C": float(C), "mu": float(mu)}, True,
+                        f"user data: {tr.size} training patterns, {X.shape[1]} standardised features")
+    kp = {} if kernel == "linear" else {"sigma": float(sigma) if sigma else float(np.sqrt(X.shape[1]))}
+    hyper = {"gamma": 1.0 / (C * tr.size)} if task == "rls" else {"C": float(C)}
+    return Instance(name, X[tr], y[tr], X[te], kernel, kp, hyper, True,
+                    f"user data: {tr.size} training patterns, {X.shape[1]} standardised features, {kernel} kernel")

@@ -87,6 +87,9 @@ class Residuals:
         Decision coefficients: ``f(x) = sum_i coef_i k(x_i, x) + b`` (support features: ``f(x) = coef'x + b``).
     notes : list of str
         Anything the reader should know (b derived, degenerate answers, ...).
+    b_low, b_high : float
+        The KKT interval ``[m, M]`` of the bias (:func:`b_interval`; ``nan`` where not computed): with the
+        dual optimal, every ``b`` in it is optimal (``m > M`` by round-off when ``b`` is unique).
     """
 
     objective: float
@@ -98,6 +101,8 @@ class Residuals:
     b_unique: bool = True
     coef: np.ndarray | None = None
     notes: list = field(default_factory=list)
+    b_low: float = float("nan")
+    b_high: float = float("nan")
 
 
 def _nan_values() -> dict:
@@ -345,7 +350,7 @@ def box_dual_residuals(name: str, K: np.ndarray, y: np.ndarray, C: float, alpha:
     mag = reg + loss_abs + float(np.sum(np.abs(alpha * (y if spec.regression else 1.0)))) + 0.5 * float(alpha @ shift)
     vals["duality_gap"] = _rel(P + D, P, D, mag)
     where["duality_gap"] = f"recovered primal P = {P:.10g}, dual -D = {-D:.10g}: P - (-D) = {P + D:.3g}"
-    return Residuals(D, P, vals, where, b, b_derived, b_unique, v.copy(), notes)
+    return Residuals(D, P, vals, where, b, b_derived, b_unique, v.copy(), notes, b_low=m, b_high=M)
 
 
 def _fmt(x: float) -> str:
@@ -547,6 +552,7 @@ def support_features_residuals(X, y, C, mu, lam=None, a=None, b=None, eps: float
         where["complementarity"] = (f"pattern {i}: lam_{i} = {lam[i]:.6g} but y_i(a'x_i + b) - 1 = {s[i]:.3g} "
                                     f"(with b = {b:.6g}; 003 §2.3)")
     else:
+        m = M = float("nan")
         if a is None:
             raise ValueError("the answer has neither lam nor a")
         a = np.asarray(a, dtype=float)
@@ -567,4 +573,4 @@ def support_features_residuals(X, y, C, mu, lam=None, a=None, b=None, eps: float
         obj = Wd
     else:
         obj = P
-    return Residuals(obj, P, vals, where, b, b_derived, b_unique, a.copy(), notes)
+    return Residuals(obj, P, vals, where, b, b_derived, b_unique, a.copy(), notes, b_low=m, b_high=M)

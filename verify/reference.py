@@ -25,7 +25,9 @@ class Reference:
     (``b`` derived from the reference dual by the KKT conditions); ``b_unique`` whether that b is
     determined; ``disagreement`` the relative difference of the cross-checking solver;
     ``convex`` False (with ``message``) when the kernel is not PSD: the reference does not apply;
-    ``error`` non-empty when the reference solver itself failed (reported, never hidden).
+    ``error`` non-empty when the reference solver itself failed (reported, never hidden);
+    ``certified``/``certificate``: the reference's own optimality certificate where
+    :func:`svmref.formulations.solve` gives one (``None``/empty otherwise).
     """
 
     objective: float = float("nan")
@@ -39,6 +41,8 @@ class Reference:
     message: str = ""
     error: str = ""
     warnings: list = field(default_factory=list)
+    certified: bool | None = None
+    certificate: dict = field(default_factory=dict)
 
 
 #: eps-active threshold (units of C) for the reference's alpha: an interior-point solution sits a
@@ -55,6 +59,15 @@ class _Negated:
         self.objective = -sol.objective
         self.disagreement = sol.disagreement
         self.solver, self.status = sol.solver, sol.status + " (dual)"
+        self.certificate, self.certified = getattr(sol, "certificate", {}), getattr(sol, "certified", False)
+
+
+def _certificate(ref: Reference, sol) -> None:
+    """Copy the reference's certificate (``Solution.certified``/``.certificate``) where it has one."""
+    cert = getattr(sol, "certificate", None)
+    if isinstance(cert, dict) and cert:
+        ref.certified = bool(getattr(sol, "certified", False))
+        ref.certificate = dict(cert)
 
 
 def clear_cache() -> None:
@@ -119,6 +132,7 @@ def reference(formulation: str, inst) -> Reference:
     ref.coef, ref.b, ref.b_unique = r.coef, float(r.b), r.b_unique
     ref.disagreement = sol.disagreement
     ref.status = f"{sol.solver}: {sol.status}"
+    _certificate(ref, sol)
     ref.time = time.perf_counter() - t0
     _CACHE[key] = ref
     return ref
@@ -164,5 +178,6 @@ def sparse_reference(inst, alpha: np.ndarray) -> Reference:
     ref.b = float(np.mean(inst.y - Hb))
     ref.disagreement = sol.disagreement
     ref.status = f"{sol.solver}: {sol.status}"
+    _certificate(ref, sol)
     ref.time = time.perf_counter() - t0
     return ref

@@ -41,6 +41,15 @@ class Record:
     ``objective_gap = |obj - obj*| / max(|obj*|, 1e-12)``; ``kkt_violation`` the largest of the KKT
     residuals (box, equality, primal feasibility, complementarity, stationarity); ``duality_gap``,
     ``decision_gap``: see :data:`verify.TOLERANCES`. ``residuals`` holds each residual by name.
+    ``verdict`` "timeout": no answer within ``check(..., timeout=)`` seconds (``passed`` False).
+
+    For a failed instance: ``diagnoses`` in plain words, most severe first ("b is wrong ...",
+    "box violated ...", "y'alpha != 0 ...", "not optimal (objective gap ...)", "solved a different C ...");
+    ``hints`` ("hint: the answer passes after alpha -> y * alpha"); ``would_pass_at_tol`` the smallest
+    one-digit ``tol`` at which it would pass (None: none below 1, or an error/timeout).
+    ``solver_tol``: the ``tol`` verify passed to the solver (None when it did not). ``b_interval``:
+    the KKT interval ``[m, M]`` of the bias at the answer's alpha. ``reference_certified``: whether the
+    reference carried a passing optimality certificate (None: it carries none).
     """
 
     formulation: str
@@ -63,6 +72,33 @@ class Record:
     residuals: dict = field(default_factory=dict)
     b_derived: bool = False
     notes: list = field(default_factory=list)
+    diagnoses: list = field(default_factory=list)
+    hints: list = field(default_factory=list)
+    would_pass_at_tol: float | None = None
+    solver_tol: float | None = None
+    b_interval: list | None = None
+    reference_certified: bool | None = None
+
+    def row(self) -> str:
+        """One line of the table (see :meth:`Report.table`)."""
+        solver = self.solver if len(self.solver) <= 28 else "..." + self.solver[-25:]
+        reason = self.reason if len(self.reason) <= 160 else self.reason[:157] + "..."
+        return (f"{self.formulation:17s} {solver:28s} {self.instance[:28]:28s} {self.verdict:10s} "
+                f"{_f(self.objective_gap)} {_f(self.kkt_violation)} {_f(self.duality_gap)} {_f(self.decision_gap)} "
+                f"{_f(self.time)}  {reason}")
+
+    def details(self) -> list[str]:
+        """The indented lines under a failed row: diagnoses, the tolerance it would pass at, hints."""
+        if self.passed is not False:
+            return []
+        out = [f"    - {d}" for d in self.diagnoses]
+        if self.verdict != "fail" and len(self.reason) > 160:  # an error's whole message (the row cuts it)
+            out.insert(0, f"    {self.reason}")
+        if self.verdict == "fail":
+            out.append(f"    would pass at --tol {self.would_pass_at_tol:.0e}" if self.would_pass_at_tol is not None
+                       else "    would not pass at any --tol < 1")
+        out += [f"    {h}" for h in self.hints]
+        return out
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -104,6 +140,9 @@ class Report:
         self.records: list[Record] = list(records or [])
         self.tol = tol
         self.skipped: list[str] = list(skipped or [])
+        self.notes: list[str] = []
+        self.interrupted = False
+        self.planned: int | None = None
 
     # -- container protocol
     def __iter__(self):
@@ -123,6 +162,18 @@ class Report:
     def extend(self, other: Report) -> None:
         self.records.extend(other.records)
         self.skipped.extend(other.skipped)
+        self.notes.extend(n for n in other.notes if n not in self.notes)
+        self.interrupted = self.interrupted or other.interrupted
+        if other.planned is not None:
+            self.planned = (self.planned or 0) + other.planned
+
+    @property
+    def suite_tol(self) -> float | None:
+        """The tolerance at which every failed instance would pass (None: some never would, or none failed)."""
+        fails = self.failures
+        if not fails or any(r.would_pass_at_tol is None for r in fails):
+            return None
+        return max(r.would_pass_at_tol for r in fails)
 
     # -- verdicts
     @property
@@ -139,6 +190,7 @@ class Report:
 
     def to_json(self, path=None) -> str:
         text = json.dumps({"passed": self.passed, "tol": _jsonable(float(self.tol)), "summary": _jsonable(self.summary()),
+                           "interrupted": self.interrupted, "notes": self.notes,
                            "skipped": self.skipped, "records": self.to_records()}, indent=2)
         if path is not None:
             with open(path, "w", encoding="utf-8") as fh:
@@ -161,20 +213,24 @@ class Report:
             "kkt_violation_sgm": shifted_geometric_mean([r.kkt_violation for r in self.records], RESIDUAL_SHIFT),
             "duality_gap_sgm": shifted_geometric_mean([r.duality_gap for r in self.records], RESIDUAL_SHIFT),
             "non_finite": sum(not np.isfinite(r.kkt_violation) for r in self.records if r.verdict != "not convex"),
+            "timeouts": sum(r.verdict == "timeout" for r in self.records),
+            "would_pass_at_tol": self.suite_tol,
+            "interrupted": self.interrupted,
+            "planned": self.planned,
         }
 
-    def table(self) -> str:
+    @staticmethod
+    def header() -> str:
+        """The table's heading (two lines)."""
         head = (f"{'formulation':17s} {'solver':28s} {'instance':28s} {'verdict':10s} "
                 f"{'obj gap':>8s} {'KKT':>8s} {'dual gap':>8s} {'f gap':>8s} {'time s':>8s}  reason")
-        lines = [head, "-" * len(head)]
+        return head + "\n" + "-" * len(head)
+
+    def table(self) -> str:
+        lines = [self.header()]
         for r in self.records:
-            solver = r.solver if len(r.solver) <= 28 else "..." + r.solver[-25:]
-            reason = r.reason if len(r.reason) <= 160 else r.reason[:157] + "..."
-            lines.append(
-                f"{r.formulation:17s} {solver:28s} {r.instance[:28]:28s} {r.verdict:10s} "
-                f"{_f(r.objective_gap)} {_f(r.kkt_violation)} {_f(r.duality_gap)} {_f(r.decision_gap)} "
-                f"{_f(r.time)}  {reason}"
-            )
+            lines.append(r.row())
+            lines.extend(r.details())
         return "\n".join(lines)
 
     def summary_text(self) -> str:
@@ -186,9 +242,30 @@ class Report:
                + f" at tol = {self.tol:g}; shifted geometric means: time {_f(s['time_sgm']).strip()} s, "
                f"objective gap {_f(s['objective_gap_sgm']).strip()}, KKT {_f(s['kkt_violation_sgm']).strip()}, "
                f"duality gap {_f(s['duality_gap_sgm']).strip()}")
+        if s["failed"]:
+            st = self.suite_tol
+            if st is not None:
+                out += f"\nthe whole suite would pass at --tol {st:.0e}"
+            else:
+                fails = self.failures
+                n_to = sum(r.verdict == "timeout" for r in fails)
+                n_err = sum(r.verdict == "error" for r in fails)
+                n_far = sum(r.verdict == "fail" and r.would_pass_at_tol is None for r in fails)
+                why = [t for t in (f"{n_to} timed out" if n_to else "", f"{n_err} error(s)" if n_err else "",
+                                   f"{n_far} too far off" if n_far else "") if t]
+                out += "\nno --tol < 1 makes the whole suite pass: " + ", ".join(why)
+                tols_ok = [r.would_pass_at_tol for r in fails if r.would_pass_at_tol is not None]
+                if tols_ok:
+                    out += f" (the other failures would pass at --tol {max(tols_ok):.0e})"
+        for n in self.notes:
+            out += f"\nnote: {n}"
         if self.skipped:
             out += "\nskipped:\n" + "\n".join(f"  {m}" for m in self.skipped)
-        out += "\nverdict: " + ("PASS" if self.passed else "FAIL")
+        if self.interrupted:
+            done = len(self.records)
+            total = f" of {self.planned}" if self.planned is not None else ""
+            out += f"\ninterrupted (Ctrl-C) after {done}{total} instance(s): the verdict covers only those"
+        out += "\nverdict: " + ("PASS" if self.passed else "FAIL") + (" (partial)" if self.interrupted else "")
         return out
 
     def __str__(self) -> str:
