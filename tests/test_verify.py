@@ -669,9 +669,9 @@ def test_builtin_solver_passes_quick(spec, formulation):
 #: Built-in solvers that verify catches failing on the larger suites: known, measured limitations of
 #: the solvers (not of verify), kept visible here and in ``svmref verify --all --suite S`` until fixed.
 KNOWN_FAILING_LARGER = {
-    ("svmref.solvers.support_features:support_features", "standard"):
-        "s-features-60x200-mu0.6 (C = 100): tol is a KKT-gap tolerance, "
-        "the duality gap can reach tol x C x N (1.7e-6 here)",
+    ("svmref.solvers.smo:least_1norm_svm", "adversarial"):
+        "a-separable-huge-C (C = 1e6): SMO converges (KKT 1.8e-8, duality gap 5.6e-11, objective 0.086 below the "
+        "reference's) but the decision functions differ by 2.1e-3 > sqrt(tol): alpha ~ 1e6 puts both at double precision's limit",
 }
 
 
