@@ -3,16 +3,25 @@
 Usage::
 
     svmref figure --list
-    svmref figure NAME [--out PATH] [--seed S] [--format png|pdf|svg] [--print] [--fast]
+    svmref figure NAME [--out PATH] [--seed S] [--format FMT] [--dpi DPI] [--print] [--fast]
 
 ``--print`` writes the numbers that are drawn (angles, error rates, counts) to standard output;
 ``--fast`` uses the figure's smaller parameter set (what the tests run). The image is rendered
-with matplotlib's Agg backend (headless). Exit status: 0 on success, 1 when the figure could not
-be made (for example the solver disagrees with the cvxpy reference), 2 on a usage error.
+with matplotlib's Agg backend (headless).
+
+``--out``: a file whose suffix names the format (any format matplotlib writes: png, pdf, svg, eps,
+jpg, tif, webp, ...; an unknown suffix is refused); an existing directory (or a path ending in
+``/``) receives ``NAME.FORMAT``; a path without a suffix gets ``.FORMAT`` appended. ``--format``
+must agree with the suffix. Every option, and that ``--out`` can be written, is checked before
+the figure is computed.
+
+Exit status: 0 on success, 1 when the figure could not be made (for example the solver disagrees
+with the cvxpy reference), 2 on a usage error (one line naming the option).
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -22,40 +31,65 @@ matplotlib.use("Agg")  # headless: set before anything imports pyplot
 
 from . import FIGURES, get, names  # noqa: E402
 
-__all__ = ["main"]
+__all__ = ["main", "FORMATS", "resolve_out"]
 
-FORMATS = ("png", "pdf", "svg")
+
+def _formats() -> tuple[str, ...]:
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return tuple(sorted(FigureCanvasBase.get_supported_filetypes()))
+
+
+#: The formats matplotlib can write here (the suffixes ``--out`` accepts).
+FORMATS = _formats()
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    from svmref.cli import ArgumentParser
+
+    p = ArgumentParser(
         prog="svmref figure",
         description="Regenerate a figure of the papers. 'svmref figure --list' shows the names.",
     )
     p.add_argument("name", nargs="?", metavar="NAME", help="figure name (see --list)")
     p.add_argument("--list", action="store_true", help="list the figures and exit")
-    p.add_argument("--out", type=Path, default=None,
-                   help="output file (default: NAME.FORMAT in the current directory)")
+    p.add_argument("--out", default=None, metavar="PATH",
+                   help="output file (its suffix names the format) or directory (default: NAME.FORMAT here)")
     p.add_argument("--seed", type=int, default=None, help="random seed (default: the figure's own)")
-    p.add_argument("--format", choices=FORMATS, default=None,
-                   help="image format (default: from --out's suffix, else png)")
+    p.add_argument("--format", choices=FORMATS, default=None, metavar="FMT",
+                   help=f"image format, one of {', '.join(FORMATS)} (default: from --out's suffix, else png)")
     p.add_argument("--print", dest="print_numbers", action="store_true",
                    help="print the numbers that are drawn")
     p.add_argument("--fast", action="store_true", help="smaller parameter set (quick check)")
-    p.add_argument("--dpi", type=int, default=150, help="resolution of raster output (default 150)")
+    p.add_argument("--dpi", default=150, metavar="DPI", help="resolution of raster output, dots per inch (default 150)")
     return p
 
 
-def _resolve_out(name: str, out: Path | None, fmt: str | None) -> tuple[Path, str]:
-    if out is not None and fmt is None:
-        suffix = out.suffix.lower().lstrip(".")
-        fmt = suffix if suffix in FORMATS else "png"
-    fmt = fmt or "png"
+def resolve_out(name: str, out: str | None, fmt: str | None) -> tuple[Path, str]:
+    """The file to write and its format, from ``--out`` and ``--format`` (see the module docstring).
+
+    Raises :class:`svmref.cli.UsageError` naming the option for an unknown suffix or a disagreement.
+    """
+    from svmref.cli import UsageError
+
     if out is None:
-        out = Path(f"{name}.{fmt}")
-    elif out.suffix.lower().lstrip(".") != fmt:
-        out = out.with_name(out.name + f".{fmt}") if out.suffix == "" else out.with_suffix(f".{fmt}")
-    return out, fmt
+        fmt = fmt or "png"
+        return Path(f"{name}.{fmt}"), fmt
+    text = os.fspath(out)
+    p = Path(text).expanduser()
+    if p.is_dir() or text.endswith(("/", os.sep)):
+        fmt = fmt or "png"
+        return p / f"{name}.{fmt}", fmt
+    suffix = p.suffix.lower().lstrip(".")
+    if not suffix:
+        fmt = fmt or "png"
+        return p.with_name(p.name + f".{fmt}"), fmt
+    if suffix not in FORMATS:
+        raise UsageError(f"--out: matplotlib cannot write {p.suffix!r} files; use one of "
+                         f"{', '.join('.' + f for f in FORMATS)}")
+    if fmt is not None and fmt != suffix:
+        raise UsageError(f"--out ends in {p.suffix!r} but --format is {fmt!r}; give one or make them agree")
+    return p, suffix
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -77,6 +111,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.name not in FIGURES:
         print(f"svmref figure: error: unknown figure {args.name!r}; choose one of {names()}", file=sys.stderr)
         return 2
+    from svmref.cli import UsageError, check_number, check_writable, make_parent
+
+    try:
+        dpi = check_number(args.dpi, "--dpi", low=0.0, high=10000.0)
+        out, fmt = resolve_out(args.name, args.out, args.format)
+        check_writable(out, "--out")
+    except UsageError as exc:
+        print(f"svmref figure: error: {exc}", file=sys.stderr)
+        return 2
     module = get(args.name)
     kwargs = {"fast": args.fast}
     if args.seed is not None:
@@ -89,10 +132,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.print_numbers:
         print(result.report())
     fig = module.plot(result)
-    out, fmt = _resolve_out(args.name, args.out, args.format)
-    if out.parent and not out.parent.exists():
-        out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, format=fmt, dpi=args.dpi)
+    try:
+        make_parent(out)
+        fig.savefig(out, format=fmt, dpi=dpi)
+    except OSError as exc:  # writable when checked; say what happened since
+        print(f"svmref figure: error: --out: cannot write {str(out)!r} ({exc.strerror or exc})", file=sys.stderr)
+        return 2
+    except (ValueError, RuntimeError, ImportError) as exc:  # a format this matplotlib lists but cannot make here
+        print(f"svmref figure {args.name}: error: writing {fmt}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
     print(f"wrote {out}")
     return 0
 

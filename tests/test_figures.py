@@ -51,6 +51,7 @@ SOLVERS_OF = {
     "support-features-selectivity": [("svmref.solvers.support_features", "selectivity_path"),
                                      ("svmref.solvers.support_features", "two_hypercubes")],
     "rls-vs-svm": [("svmref.solvers.linear", "rls"), ("svmref.solvers.smo", "l1_svm")],
+    "support-features-lung-cancer": [("svmref.solvers.support_features", "support_features")],
     "bayes-evidence": [("svmref.solvers.bayes", "BayesianLSSVC"), ("svmref.solvers.bayes", "evidence_surface")],
 }
 
@@ -82,12 +83,13 @@ def test_every_figure_command_writes_a_png(name, tmp_path, capsys):
 
 @pytest.mark.parametrize("out,fmt,expected", [
     (None, None, "NAME.png"), ("a/b.svg", None, "a/b.svg"), ("a/b", "pdf", "a/b.pdf"),
-    ("a/b.png", "svg", "a/b.svg"), ("a/b.txt", None, "a/b.png"),
+    ("a/b.jpg", None, "a/b.jpg"), ("a/", None, "a/NAME.png"),
 ])
 def test_output_path_and_format(out, fmt, expected):
+    """--out honours its suffix (issue 17; refusals are tested in tests/test_cli.py)."""
     from pathlib import Path
 
-    path, f = cli._resolve_out("NAME", None if out is None else Path(out), fmt)
+    path, f = cli.resolve_out("NAME", out, fmt)
     assert path == Path(expected) and f == Path(expected).suffix[1:]
 
 

@@ -272,6 +272,7 @@ def _run(args, opts, parser) -> int:
     form = args.formulation or _registry().get(args.spec)
     if form is None:
         raise UsageError(f"--formulation is required for {args.spec!r} (one of {', '.join(_formulation_names())})")
+    insts = _instances(args, opts, form)  # --data is read before the user's code is imported
     try:
         fn = load_spec(args.spec)
     except SpecError as exc:
@@ -280,7 +281,6 @@ def _run(args, opts, parser) -> int:
         check_signature(fn, form, name=args.spec)
     except SignatureError as exc:
         raise UsageError(str(exc)) from None
-    insts = _instances(args, opts, form)
     report = check(fn, form, insts, opts["tol"], name=args.spec, timeout=opts["timeout"], spec=args.spec,
                    on_record=on_record)
     return _finish(report, args, opts)
