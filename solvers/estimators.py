@@ -1,39 +1,64 @@
 """scikit-learn estimators on the project's own solvers (DESIGN example 6).
 
-``__init__`` stores the arguments only; ``_parameter_constraints`` is checked in ``fit``; fitted
-attributes end in ``_`` and are named after the papers' symbols:
+Every estimator passes :func:`sklearn.utils.estimator_checks.check_estimator` (``tests/test_estimators.py``).
+``__init__`` stores the arguments only; the ``_parameter_constraints`` table is checked at the start of
+``fit`` (a bad value raises :class:`InvalidParameterError`, a ``ValueError`` naming the parameter and what
+was expected); calling ``predict`` before ``fit`` raises :class:`~sklearn.exceptions.NotFittedError`.
+
+Fitted attributes end in ``_`` and are named after the papers' symbols. For a binary problem (and for
+every regressor):
 
 =====================  ==================================================================
 attribute              symbol (paper)
 =====================  ==================================================================
 ``alpha_``             alpha, the dual variables of all N training patterns (000 eq. (2), (5);
-                       004 eq. (2)-(4) in its convention; lam for the support features machine)
+                       004 eq. (2)-(4) in its convention; c for RLS, 001 eq. (8); lam for the
+                       support features machine, 003 eq. (10))
 ``intercept_``         b (the bias; 0.0 for RLS, which has none, 001 eq. (9))
 ``dual_coef_``         coefficients of the kernel expansion over the support vectors:
                        alpha_i y_i (classifiers, 000), alpha_i (regression and ISLS, 004),
-                       c_i (RLS, 001 eq. (8))
-``support_``           indices i of the support vectors (coefficient != 0; 004: |alpha_i| > 1e-6)
-``support_vectors_``   the patterns x_i, i in ``support_``
+                       c_i (RLS, 001 eq. (8)), alpha_i - alpha_i^* (L1SVR)
+``support_``           indices i of the support vectors (coefficient != 0; ISLS: |alpha_i| > sv_threshold)
+``support_vectors_``   the patterns x_i, i in ``support_`` (empty with ``kernel="precomputed"``)
 ``coef_``              a (support features machine, 003 eq. (8)); ``selected_features_`` = {i : a_i != 0}
-``n_iter_``            iterations of the solver; ``status_`` its status; ``result_`` the full result
+``n_iter_``            iterations of the solver (SMO pair steps, ISLS reweightings; 1 for a direct solve)
+``status_``            the solver's status; ``result_`` its full result object
+``sigma_``             the kernel width used (``sigma="scale"`` resolved on the training data)
 =====================  ==================================================================
 
-Decision function: ``f(x) = sum_{i in support_} dual_coef_i k(x_i, x) + intercept_``. Classifiers
-accept any two class labels and map ``classes_[1]`` to +1. A solver stopped by its iteration
-limit sets ``status_ = "max_iter_reached"`` and has already warned :class:`ConvergenceWarning`.
+Decision function: ``f(x) = sum_{i in support_} dual_coef_i k(x_i, x) + intercept_``. A binary classifier
+maps ``classes_[1]`` to +1 and predicts ``classes_[1]`` where ``f(x) > 0``.
+
+**More than two classes** (the documented choice, as :class:`sklearn.svm.SVC`): one-vs-one. One binary
+model is trained for every pair ``pairs_[k] = (i, j)`` of class indices, ``i < j``, on the patterns of
+those two classes, with ``classes_[j]`` as +1; ``estimators_[k]`` is that fitted binary model (its
+``support_`` indexes the pair's training rows, in their original order). The pair values
+``f_k(x)`` vote; ``decision_function_shape="ovo"`` returns them as ``(n_samples, n_pairs)``, ``"ovr"``
+(default) as ``(n_samples, n_classes)`` votes plus a confidence term in (-1/3, 1/3) (the sum of the
+``|f_k|`` won minus lost, squashed as in scikit-learn) so that the arg max is the vote winner with
+ties broken by confidence. ``predict`` returns that arg max. With more than two classes the
+per-pair values are stacked: ``intercept_`` and ``n_iter_`` are arrays of length ``n_pairs``, ``status_``
+an array of statuses, ``support_`` the union of the pairs' support vectors (indices into the full
+training set); ``alpha_``, ``dual_coef_``, ``coef_`` and ``result_`` are the binary model's and live on
+``estimators_[k]``.
+
+A solver stopped by its iteration limit sets ``status_ = "max_iter_reached"`` and has already warned
+:class:`~sklearn.exceptions.ConvergenceWarning`.
 """
 from __future__ import annotations
 
+from itertools import combinations
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from svmref.kernels import kernel_matrix
 
 __all__ = [
+    "InvalidParameterError",
     "L1SVC",
     "L2SVC",
     "LSSVC",
@@ -45,72 +70,317 @@ __all__ = [
     "SupportFeaturesClassifier",
 ]
 
+
+class InvalidParameterError(ValueError, TypeError):
+    """A hyperparameter outside its documented range; raised by ``fit``.
+
+    A ``ValueError`` and a ``TypeError`` (as scikit-learn's own), so ``except ValueError`` catches it.
+    """
+
+
+# ------------------------------------------------------------------------------------------------
+# parameter constraints: name -> (what is expected, in words; a predicate)
+# ------------------------------------------------------------------------------------------------
+def _is_real(v) -> bool:
+    return isinstance(v, Real) and not isinstance(v, (bool, np.bool_)) and bool(np.isfinite(v))
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, Integral) and not isinstance(v, (bool, np.bool_))
+
+
+def _options(*opts):
+    return "one of " + ", ".join(map(repr, opts)), lambda v: isinstance(v, str) and v in opts
+
+
+_POSITIVE = ("a finite float > 0", lambda v: _is_real(v) and v > 0)
+_NONNEGATIVE = ("a finite float >= 0", lambda v: _is_real(v) and v >= 0)
+_FINITE = ("a finite float", _is_real)
+_INT_GE1 = ("an int >= 1", lambda v: _is_int(v) and v >= 1)
+_INT_GE1_OR_NONE = ("an int >= 1 or None", lambda v: v is None or (_is_int(v) and v >= 1))
+_BOOL = ("True or False", lambda v: isinstance(v, (bool, np.bool_)))
+_KERNELS = ("linear", "poly", "rbf", "gaussian", "mlp", "precomputed")
+
 _KERNEL_CONSTRAINTS = {
-    "kernel": [StrOptions({"linear", "poly", "rbf", "gaussian", "mlp"})],
-    "sigma": [Interval(Real, 0, None, closed="neither")],
-    "degree": [Interval(Integral, 1, None, closed="left")],
-    "c": [Interval(Real, 0, None, closed="neither")],
-    "k": [Interval(Real, None, None, closed="neither")],
-    "theta": [Interval(Real, None, None, closed="neither")],
+    "kernel": _options(*_KERNELS),
+    "sigma": ("a finite float > 0 or 'scale'", lambda v: v == "scale" if isinstance(v, str) else _POSITIVE[1](v)),
+    "degree": _INT_GE1,
+    "c": _POSITIVE,
+    "k": _FINITE,
+    "theta": _FINITE,
 }
+_SHAPE_CONSTRAINT = {"decision_function_shape": _options("ovr", "ovo")}
+
+# The shared parameter text of the kernel estimators (substituted for {kernel_params} in the docstrings).
+_KERNEL_PARAMS = """kernel : {'rbf', 'gaussian', 'poly', 'linear', 'mlp', 'precomputed'}, default=%(kernel)r
+        ``rbf`` exp(-||x-z||^2/sigma^2) (000 §4, 002, 004 §4); ``gaussian`` exp(-||x-z||^2/(2 sigma^2))
+        (001 §3); ``poly`` (1 + x'z/c)^degree and ``mlp`` tanh(k x'z + theta) (002; not positive
+        semidefinite for every k, theta); ``linear`` x'z; ``precomputed``: ``X`` is the Gram matrix,
+        ``(n_samples, n_samples)`` in ``fit`` and ``(n_test, n_samples)`` (kernel between the test and
+        the training patterns) in ``predict``, as in :class:`sklearn.svm.SVC`.
+    sigma : float > 0 or 'scale', default='scale'
+        Kernel width of ``rbf`` and ``gaussian``. ``'scale'`` takes the width of scikit-learn's
+        ``gamma='scale'``: ``exp(-||x-z||^2 / (n_features Var(X)))`` (``Var(X)`` over all entries of
+        the training ``X``; 1 if it is 0), i.e. ``sigma^2 = n_features Var(X)`` for ``rbf`` and half
+        that for ``gaussian``. The value used is ``sigma_``.
+    degree : int >= 1, default=2
+        Degree ``d`` of ``poly``.
+    c : float > 0, default=1.0
+        Scale ``c`` of ``poly``.
+    k, theta : float, default=1.0, 0.0
+        Slope and offset of ``mlp``."""
+
+_SHAPE_PARAM = """decision_function_shape : {'ovr', 'ovo'}, default='ovr'
+        With more than two classes (one-vs-one, module docstring): ``'ovo'`` returns the pair values
+        ``(n_samples, n_pairs)``, ``'ovr'`` votes with confidences ``(n_samples, n_classes)``.
+        Ignored for two classes, where ``decision_function`` returns ``(n_samples,)``."""
+
+_CLASSIFIER_ATTRS = """classes_ : ndarray of shape (n_classes,)
+        The class labels; with two classes ``classes_[1]`` is +1.
+    n_features_in_ : int
+        Number of features seen in ``fit`` (``n_samples`` with ``kernel="precomputed"``).
+    pairs_, estimators_ : ndarray of shape (n_pairs, 2), list of estimators
+        More than two classes only: the class-index pairs ``(i, j)`` and the binary model of each
+        (``classes_[j]`` is +1)."""
 
 
-class _KernelModel(BaseEstimator):
-    """Kernel parameters of 002: ``rbf`` exp(-||x-z||^2/sigma^2), ``poly`` (1 + x'z/c)^degree,
-    ``gaussian`` exp(-||x-z||^2/(2 sigma^2)) (001), ``mlp`` tanh(k x'z + theta), ``linear`` x'z."""
+def _doc(**parts):
+    """Substitute the shared parameter texts into a class docstring (``{kernel_params}`` etc.)."""
 
-    def _kernel(self, A, B=None):
-        params = {"rbf": {"sigma": self.sigma}, "gaussian": {"sigma": self.sigma},
+    def deco(cls):
+        cls.__doc__ = cls.__doc__.format(**parts)
+        return cls
+
+    return deco
+
+
+# ------------------------------------------------------------------------------------------------
+# bases
+# ------------------------------------------------------------------------------------------------
+class _Base(BaseEstimator):
+    _parameter_constraints: dict = {}
+
+    def _validate_params(self):
+        """Check every hyperparameter against ``_parameter_constraints``; raise naming the first bad one."""
+        for name, (expected, ok) in self._parameter_constraints.items():
+            value = getattr(self, name)
+            if not ok(value):
+                raise InvalidParameterError(
+                    f"The {name!r} parameter of {type(self).__name__} must be {expected}; got {value!r}.")
+
+    def _reset(self):
+        """Forget a previous fit (a refit on other data must not keep stale attributes)."""
+        for name in [a for a in vars(self) if (a.endswith("_") and not a.startswith("_")) or a == "_pair_rows"]:
+            delattr(self, name)
+
+
+class _KernelMixin:
+    """The kernel of an estimator: the one place where kernel matrices are built (:meth:`_kernel`)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
+
+    def _resolve_sigma(self, X):
+        if self.sigma != "scale":
+            return float(self.sigma)
+        if self.kernel == "precomputed":
+            return None
+        var = float(X.var())
+        scale2 = X.shape[1] * var if var > 0 else 1.0  # 1/gamma of scikit-learn's gamma='scale'
+        return float(np.sqrt(scale2 / 2.0 if self.kernel == "gaussian" else scale2))
+
+    def _kernel(self, X, train=True):
+        """Kernel matrix for training (``K(X, X)``; fixes ``sigma_``) or prediction (``K(X, support_vectors_)``).
+
+        With ``kernel="precomputed"`` ``X`` already is the kernel: it is checked (square in training)
+        and, for prediction, restricted to the support columns.
+        """
+        if train:
+            self.sigma_ = self._resolve_sigma(X)
+            if self.kernel == "precomputed":
+                if X.shape[0] != X.shape[1]:
+                    raise ValueError(f"X must be a square kernel matrix (n_samples, n_samples) with kernel='precomputed'; "
+                                     f"got shape {X.shape}")
+                return X
+        elif self.kernel == "precomputed":
+            return X[:, self.support_]
+        params = {"rbf": {"sigma": self.sigma_}, "gaussian": {"sigma": self.sigma_},
                   "poly": {"c": self.c, "d": self.degree}, "mlp": {"k": self.k, "theta": self.theta},
                   "linear": {}}[self.kernel]
-        return kernel_matrix(A, B, kernel=self.kernel, **params)
+        return kernel_matrix(X, None if train else self.support_vectors_, kernel=self.kernel, **params)
 
     def _store(self, X, coef, b, result, alpha):
+        """Fitted attributes of a kernel expansion with coefficients ``coef`` (zeros are not support vectors)."""
         support = np.flatnonzero(coef != 0.0)
-        self.alpha_ = np.asarray(alpha)
+        self.alpha_ = np.asarray(alpha, dtype=float)
         self.support_ = support
-        self.support_vectors_ = X[support]
-        self.dual_coef_ = coef[support]
+        self.support_vectors_ = np.empty((0, X.shape[1])) if self.kernel == "precomputed" else X[support]
+        self.dual_coef_ = np.asarray(coef[support], dtype=float)
         self.intercept_ = 0.0 if b is None else float(b)
         self.n_iter_ = int(result.n_iter)
         self.status_ = result.status
         self.result_ = result
-        return self
 
-    def decision_function(self, X):
-        """``f(x) = sum_{i in support_} dual_coef_i k(x_i, x) + intercept_``."""
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False)
+    def _binary_decision(self, X):
         if self.support_.size == 0:
             return np.full(X.shape[0], self.intercept_)
-        return self._kernel(X, self.support_vectors_) @ self.dual_coef_ + self.intercept_
+        return self._kernel(X, train=False) @ self.dual_coef_ + self.intercept_
+
+    def _rows(self, X, rows):
+        """The training data restricted to ``rows`` (rows and columns of a precomputed kernel)."""
+        return X[np.ix_(rows, rows)] if self.kernel == "precomputed" else X[rows]
+
+    def _cols(self, X, rows):
+        """Prediction data for a model trained on ``rows``: their kernel columns when precomputed."""
+        return X[:, rows] if self.kernel == "precomputed" else X
 
 
-class _Classifier(ClassifierMixin, _KernelModel):
-    def _labels(self, X, y):
-        X, y = validate_data(self, X, y)
-        self.classes_ = np.unique(y)
-        if self.classes_.shape[0] != 2:
-            raise ValueError(f"y must contain exactly two classes; got {self.classes_.shape[0]}: {self.classes_[:5]}")
-        return X, np.where(y == self.classes_[1], 1.0, -1.0)
+class _Classifier(ClassifierMixin, _Base):
+    """Binary fit by ``_fit_binary(X, y_pm1, K)``; one-vs-one over it for more than two classes."""
+
+    def _kernel_or_none(self, X):
+        return self._kernel(X) if isinstance(self, _KernelMixin) else None
+
+    def _rows(self, X, rows):
+        return X[rows]
+
+    def _cols(self, X, rows):
+        return X
+
+    def fit(self, X, y):
+        """Fit on ``X`` (n_samples, n_features) and class labels ``y`` (any two or more distinct values).
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        self._reset()
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        classes, y_idx = np.unique(y, return_inverse=True)
+        if classes.shape[0] < 2:
+            raise ValueError(f"{type(self).__name__} needs at least two classes in y; got 1 class ({classes[0]!r})")
+        K = self._kernel_or_none(X)
+        self.classes_ = classes
+        if classes.shape[0] == 2:
+            self._fit_binary(X, np.where(y_idx == 1, 1.0, -1.0), K)
+            return self
+        pairs = np.array(list(combinations(range(classes.shape[0]), 2)))
+        self.pairs_ = pairs
+        self.estimators_ = []
+        self._pair_rows = []
+        for i, j in pairs:
+            rows = np.flatnonzero((y_idx == i) | (y_idx == j))
+            est = clone(self)
+            est.classes_ = classes[[i, j]]
+            Xp = self._rows(X, rows)
+            est.n_features_in_ = Xp.shape[1]
+            if K is not None:
+                est.sigma_ = self.sigma_
+            est._fit_binary(Xp, np.where(y_idx[rows] == j, 1.0, -1.0), None if K is None else K[np.ix_(rows, rows)])
+            self.estimators_.append(est)
+            self._pair_rows.append(rows)
+        self.intercept_ = np.array([e.intercept_ for e in self.estimators_])
+        self.n_iter_ = np.array([e.n_iter_ for e in self.estimators_])
+        self.status_ = np.array([e.status_ for e in self.estimators_])
+        if hasattr(self.estimators_[0], "support_"):
+            self.support_ = np.unique(np.concatenate([rows[e.support_] for e, rows in zip(self.estimators_, self._pair_rows)]))
+        return self
+
+    def _pair_values(self, X):
+        return np.column_stack([e._binary_decision(self._cols(X, rows)) for e, rows in zip(self.estimators_, self._pair_rows)])
+
+    def _votes(self, D):
+        """One-vs-one pair values -> (n_samples, n_classes) votes plus confidences in (-1/3, 1/3)."""
+        n = self.classes_.shape[0]
+        votes = np.zeros((D.shape[0], n))
+        conf = np.zeros((D.shape[0], n))
+        for k, (i, j) in enumerate(self.pairs_):
+            won = D[:, k] > 0
+            votes[~won, i] += 1
+            votes[won, j] += 1
+            conf[:, i] -= D[:, k]
+            conf[:, j] += D[:, k]
+        return votes + conf / (3.0 * (np.abs(conf) + 1.0))
+
+    def decision_function(self, X):
+        """Two classes: ``f(x)`` of shape (n_samples,), positive for ``classes_[1]``.
+
+        More than two: the one-vs-one values, shaped by ``decision_function_shape`` (module docstring).
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        if self.classes_.shape[0] == 2:
+            return self._binary_decision(X)
+        D = self._pair_values(X)
+        return D if getattr(self, "decision_function_shape", "ovr") == "ovo" else self._votes(D)
 
     def predict(self, X):
-        """``classes_[1]`` where ``f(x) >= 0``, else ``classes_[0]``."""
-        return self.classes_[(self.decision_function(X) >= 0.0).astype(int)]
+        """Two classes: ``classes_[1]`` where ``f(x) > 0``, else ``classes_[0]``; more: the vote winner."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        if self.classes_.shape[0] == 2:
+            return self.classes_[(self._binary_decision(X) > 0.0).astype(int)]
+        return self.classes_[np.argmax(self._votes(self._pair_values(X)), axis=1)]
 
 
-class _SMOClassifier(_Classifier):
+class _KernelClassifier(_KernelMixin, _Classifier):
+    pass
+
+
+class _Regressor(RegressorMixin, _Base):
+    """Fit by ``_fit_target(X, y, K)`` on (optionally standardised) targets; ``predict`` and ``score``."""
+
+    def fit(self, X, y):
+        """Fit on ``X`` (n_samples, n_features) and real targets ``y`` (n_samples,).
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        self._reset()
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        y = np.asarray(y, dtype=np.float64)
+        mean, scale = 0.0, 1.0
+        if self.standardize_y:
+            mean, scale = float(np.mean(y)), float(np.std(y))
+            if not scale > 0.0:
+                scale = 1.0  # constant targets: centre only
+        self.y_mean_, self.y_scale_ = mean, scale
+        self._fit_target(X, (y - mean) / scale, self._kernel(X))
+        # back to the units of y: f(x) = scale * (sum coef_i k(x_i, x) + b) + mean
+        self.alpha_ = scale * self.alpha_
+        self.dual_coef_ = scale * self.dual_coef_
+        self.intercept_ = scale * self.intercept_ + mean
+        return self
+
+    def predict(self, X):
+        """``f(x) = sum_{i in support_} dual_coef_i k(x_i, x) + intercept_`` (in the units of y)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return self._binary_decision(X)
+
+
+# ------------------------------------------------------------------------------------------------
+# SMO classifiers (000 Table 1)
+# ------------------------------------------------------------------------------------------------
+class _SMOClassifier(_KernelClassifier):
     _parameter_constraints = {
-        "C": [Interval(Real, 0, None, closed="neither")],
+        "C": _POSITIVE,
         **_KERNEL_CONSTRAINTS,
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "wss": [StrOptions({"first", "second"})],
-        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "tol": _POSITIVE,
+        "wss": _options("first", "second"),
+        "max_iter": _INT_GE1_OR_NONE,
+        **_SHAPE_CONSTRAINT,
     }
     _solver = ""
 
-    def __init__(self, C=1.0, *, kernel="rbf", sigma=1.0, degree=2, c=1.0, k=1.0, theta=0.0,
-                 tol=1e-3, wss="second", max_iter=None):
+    def __init__(self, C=1.0, *, kernel="rbf", sigma="scale", degree=2, c=1.0, k=1.0, theta=0.0,
+                 tol=1e-3, wss="second", max_iter=None, decision_function_shape="ovr"):
         self.C = C
         self.kernel = kernel
         self.sigma = sigma
@@ -121,92 +391,248 @@ class _SMOClassifier(_Classifier):
         self.tol = tol
         self.wss = wss
         self.max_iter = max_iter
+        self.decision_function_shape = decision_function_shape
 
-    def fit(self, X, y):
-        self._validate_params()
-        X, ys = self._labels(X, y)
+    def _fit_binary(self, X, ys, K):
         from svmref.solvers import smo
 
-        res = getattr(smo, self._solver)(self._kernel(X), ys, self.C, tol=self.tol, wss=self.wss, max_iter=self.max_iter)
-        return self._store(X, res.alpha * ys, res.b, res, res.alpha)
+        res = getattr(smo, self._solver)(K, ys, self.C, tol=self.tol, wss=self.wss, max_iter=self.max_iter)
+        self._store(X, res.alpha * ys, res.b, res, res.alpha)
 
 
+_SMO_PARAMS = """C : float > 0, default=1.0
+        Penalty of the slacks (the box bound, or the diagonal shift 1/C; 000 Table 1).
+    {kernel_params}
+    tol : float > 0, default=1e-3
+        SMO stopping tolerance on the KKT gap (000 eqs. (10)-(11); 1e-3 is the paper's, 000 §4).
+    wss : {{'second', 'first'}}, default='second'
+        Working-set selection: maximal violating pair (000 eq. (8)) or second order (Fan, Chen & Lin 2005).
+    max_iter : int >= 1 or None, default=None
+        SMO pair steps; None: the solver's default. Reaching it sets ``status_="max_iter_reached"`` and
+        warns ``ConvergenceWarning``.
+    {shape_param}"""
+
+_SMO_ATTRS = """alpha_ : ndarray of shape (n_samples,)
+        The dual variables alpha of {dual}.
+    dual_coef_ : ndarray of shape (n_SV,)
+        ``alpha_i y_i`` over the support vectors (``y_i = +1`` for ``classes_[1]``).
+    support_ : ndarray of shape (n_SV,)
+        Indices of the patterns with ``alpha_i != 0``.
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        Those patterns (empty with ``kernel="precomputed"``).
+    intercept_ : float
+        The bias b (LIBSVM's -rho: mean over the free variables).
+    n_iter_ : int
+        SMO pair steps.
+    status_ : str
+        ``"optimal"`` or ``"max_iter_reached"``; ``result_`` is the solver's :class:`~svmref.solvers.smo.SMOResult`.
+    sigma_ : float or None
+        The kernel width used.
+    {classifier_attrs}"""
+
+
+def _smo_doc(dual):
+    return _doc(params=_SMO_PARAMS.format(kernel_params=_KERNEL_PARAMS % {"kernel": "rbf"}, shape_param=_SHAPE_PARAM),
+                attrs=_SMO_ATTRS.format(dual=dual, classifier_attrs=_CLASSIFIER_ATTRS))
+
+
+@_smo_doc("the L1-SVM dual (003 eq. (3)), in [0, C]")
 class L1SVC(_SMOClassifier):
-    """L1-SVM classifier (003 eq. (2)-(3); dual box [0, C]) trained by :func:`svmref.solvers.smo.l1_svm`."""
+    """L1-SVM (hinge loss) classifier, trained by the SMO of :func:`svmref.solvers.smo.l1_svm`.
+
+    Dual (003 eq. (3); 000 Table 1): ``min 1/2 sum_ij alpha_i alpha_j y_i y_j K_ij - sum_i alpha_i``
+    s.t. ``sum_i alpha_i y_i = 0``, ``0 <= alpha_i <= C``. The same problem as :class:`sklearn.svm.SVC`
+    (whose ``gamma`` is ``1/sigma^2`` here).
+
+    Parameters
+    ----------
+    {params}
+
+    Attributes
+    ----------
+    {attrs}
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from svmref.solvers.estimators import L1SVC
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = L1SVC(C=1.0).fit(X, y)
+    >>> clf.predict(X[[0, 50, 100]])
+    array([0, 1, 2])
+    >>> clf.decision_function(X[:1]).shape  # one-vs-one votes, shaped one-vs-rest
+    (1, 3)
+    """
 
     _solver = "l1_svm"
 
 
+@_smo_doc("the L2-SVM dual (000 §1, Table 1), in [0, inf) with kernel K + I/C")
 class L2SVC(_SMOClassifier):
-    """L2-SVM classifier (000 §1; dual K + I/C on [0, inf)) trained by :func:`svmref.solvers.smo.l2_svm`."""
+    """L2-SVM (squared hinge loss) classifier, trained by the SMO of :func:`svmref.solvers.smo.l2_svm`.
+
+    Dual (000 §1 and Table 1): the L1-SVM dual with ``K + I/C`` in place of ``K`` and the box
+    ``0 <= alpha_i < inf``.
+
+    Parameters
+    ----------
+    {params}
+
+    Attributes
+    ----------
+    {attrs}
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from svmref.solvers.estimators import L2SVC
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [3.0, 0.0], [3.0, 1.0]])
+    >>> clf = L2SVC(C=10.0, kernel="linear").fit(X, ["a", "a", "b", "b"])
+    >>> clf.predict([[0.5, 0.5], [2.5, 0.5]]).tolist()
+    ['a', 'b']
+    >>> bool(np.all(clf.alpha_ > 0))  # every pattern has a slack: all are support vectors
+    True
+    """
 
     _solver = "l2_svm"
 
 
+@_smo_doc("the Least 1-Norm SVM dual (000 eq. (5)), in [-C, C]")
 class LeastOneNormSVC(_SMOClassifier):
-    """Least 1-Norm SVM classifier (000 eqs. (3)-(5); dual box [-C, C]) by :func:`svmref.solvers.smo.least_1norm_svm`."""
+    """Least 1-Norm SVM classifier (000 eqs. (3)-(6)), trained by :func:`svmref.solvers.smo.least_1norm_svm`.
+
+    Primal (000 eq. (3)): ``min 1/2 ||W||^2 + C sum_i |xi_i|`` s.t. ``y_i (W.Phi(x_i) + b) = 1 - xi_i``;
+    dual (000 eq. (5)): the L1-SVM dual with the box ``-C <= alpha_i <= C``. A pattern beyond its margin
+    has ``alpha_i = -C`` (000 eq. (6)), which makes the model robust to label-flipped outliers (000 Fig. 1).
+
+    Parameters
+    ----------
+    {params}
+
+    Attributes
+    ----------
+    {attrs}
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from svmref.solvers.estimators import LeastOneNormSVC
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.vstack([rng.normal(0, 1, (20, 2)), rng.normal((5, 2), 1, (20, 2))])
+    >>> y = np.repeat([-1, 1], 20)
+    >>> clf = LeastOneNormSVC(C=1.0, kernel="linear").fit(X, y)
+    >>> float(clf.score(X, y))
+    1.0
+    >>> bool(np.all(np.abs(clf.alpha_) <= 1.0))  # the box [-C, C]
+    True
+    """
 
     _solver = "least_1norm_svm"
 
 
+@_doc(params=_SMO_PARAMS.format(kernel_params=_KERNEL_PARAMS % {"kernel": "rbf"}, shape_param=_SHAPE_PARAM).replace(
+    "    tol : float > 0", """    solver : {'cholesky', 'smo'}, default='cholesky'
+        ``'cholesky'`` solves the KKT system (000 eq. (7); :func:`svmref.solvers.linear.ls_svm`), ``'smo'``
+        runs SMO on the dual (000 eq. (2), stopping rule (10); :func:`svmref.solvers.smo.ls_svm`). ``tol``,
+        ``wss`` and ``max_iter`` apply to ``'smo'`` only.
+    tol : float > 0""", 1),
+    attrs=_SMO_ATTRS.format(dual="the LS-SVM dual (000 eq. (2)), free", classifier_attrs=_CLASSIFIER_ATTRS).replace(
+        "SMO pair steps.", "SMO pair steps (``solver='smo'``), 1 for the direct solve."))
 class LSSVC(_SMOClassifier):
-    """LS-SVM classifier (000 eqs. (1)-(2)): ``solver="cholesky"`` solves the KKT system
-    (:func:`svmref.solvers.linear.ls_svm`), ``solver="smo"`` runs :func:`svmref.solvers.smo.ls_svm`."""
+    """LS-SVM classifier (000 eqs. (1)-(2), (7)).
 
-    _parameter_constraints = {**_SMOClassifier._parameter_constraints, "solver": [StrOptions({"cholesky", "smo"})]}
+    Primal (000 eq. (1)): ``min 1/2 ||W||^2 + C/2 sum_i xi_i^2`` s.t. ``y_i (W.Phi(x_i) + b) = 1 - xi_i``;
+    dual (000 eq. (2)): the L1-SVM dual with ``K + I/C`` and no box. Every pattern is a support vector.
 
-    def __init__(self, C=1.0, *, kernel="rbf", sigma=1.0, degree=2, c=1.0, k=1.0, theta=0.0,
-                 solver="cholesky", tol=1e-3, wss="second", max_iter=None):
+    Parameters
+    ----------
+    {params}
+
+    Attributes
+    ----------
+    {attrs}
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from svmref.solvers.estimators import LSSVC
+    >>> X, y = load_iris(return_X_y=True)
+    >>> X, y = X[y > 0], y[y > 0]                       # versicolor vs virginica
+    >>> direct = LSSVC(C=1.0).fit(X, y)
+    >>> by_smo = LSSVC(C=1.0, solver="smo", tol=1e-8).fit(X, y)
+    >>> bool(abs(direct.decision_function(X) - by_smo.decision_function(X)).max() < 1e-6)
+    True
+    >>> direct.support_.size == X.shape[0]
+    True
+    """
+
+    _parameter_constraints = {**_SMOClassifier._parameter_constraints, "solver": _options("cholesky", "smo")}
+
+    def __init__(self, C=1.0, *, kernel="rbf", sigma="scale", degree=2, c=1.0, k=1.0, theta=0.0,
+                 solver="cholesky", tol=1e-3, wss="second", max_iter=None, decision_function_shape="ovr"):
         super().__init__(C, kernel=kernel, sigma=sigma, degree=degree, c=c, k=k, theta=theta,
-                         tol=tol, wss=wss, max_iter=max_iter)
+                         tol=tol, wss=wss, max_iter=max_iter, decision_function_shape=decision_function_shape)
         self.solver = solver
 
-    def fit(self, X, y):
-        self._validate_params()
-        X, ys = self._labels(X, y)
+    def _fit_binary(self, X, ys, K):
         if self.solver == "smo":
             from svmref.solvers import smo
 
-            res = smo.ls_svm(self._kernel(X), ys, self.C, tol=self.tol, wss=self.wss, max_iter=self.max_iter)
+            res = smo.ls_svm(K, ys, self.C, tol=self.tol, wss=self.wss, max_iter=self.max_iter)
         else:
             from svmref.solvers import linear
 
-            res = linear.ls_svm(self._kernel(X), ys, self.C)
-        return self._store(X, res.alpha * ys, res.b, res, res.alpha)
+            res = linear.ls_svm(K, ys, self.C)
+        self._store(X, res.alpha * ys, res.b, res, res.alpha)
 
 
-class LSSVR(RegressorMixin, _KernelModel):
-    """LS-SVM regression (004 eqs. (1)-(2)) by :func:`svmref.solvers.linear.ls_svm_regression`."""
+# ------------------------------------------------------------------------------------------------
+# RLS (001)
+# ------------------------------------------------------------------------------------------------
+@_doc(kernel_params=_KERNEL_PARAMS % {"kernel": "gaussian"}, shape_param=_SHAPE_PARAM, classifier_attrs=_CLASSIFIER_ATTRS)
+class RLSClassifier(_KernelClassifier):
+    """Regularised least squares classifier (001 eqs. (7)-(9)), by :func:`svmref.solvers.linear.rls`.
 
-    _parameter_constraints = {"C": [Interval(Real, 0, None, closed="neither")], **_KERNEL_CONSTRAINTS}
+    Functional (001 eq. (7)): ``min_f (1/m) sum_i (y_i - f(x_i))^2 + gamma ||f||_K^2`` on labels ±1;
+    solution (001 eqs. (8)-(9)): ``(m gamma I + K) c = y``, ``f(x) = sum_i c_i K(x, x_i)``, no bias.
 
-    def __init__(self, C=1.0, *, kernel="rbf", sigma=1.0, degree=2, c=1.0, k=1.0, theta=0.0):
-        self.C = C
-        self.kernel = kernel
-        self.sigma = sigma
-        self.degree = degree
-        self.c = c
-        self.k = k
-        self.theta = theta
+    Parameters
+    ----------
+    gamma : float > 0, default=1e-3
+        The regularisation gamma of 001 eq. (7) (not a kernel width).
+    {kernel_params}
+    {shape_param}
 
-    def fit(self, X, y):
-        self._validate_params()
-        X, y = validate_data(self, X, y, y_numeric=True)
-        from svmref.solvers import linear
+    Attributes
+    ----------
+    alpha_, dual_coef_ : ndarray of shape (n_samples,), (n_SV,)
+        The coefficients c of 001 eq. (8) (``dual_coef_`` over ``c_i != 0``: in practice all).
+    support_, support_vectors_ : ndarray
+        Indices and patterns with ``c_i != 0``.
+    intercept_ : float
+        0.0 (001 eq. (9) has no bias).
+    n_iter_ : int
+        1 (a direct solve); ``status_`` and ``result_`` the solver's.
+    sigma_ : float or None
+        The kernel width used.
+    {classifier_attrs}
 
-        res = linear.ls_svm_regression(self._kernel(X), np.asarray(y, float), self.C)
-        return self._store(X, res.alpha, res.b, res, res.alpha)
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from svmref.solvers.estimators import RLSClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = RLSClassifier(gamma=1e-3).fit(X, y)
+    >>> bool(clf.score(X, y) > 0.95)
+    True
+    >>> clf.intercept_                                   # one bias per class pair, all 0
+    array([0., 0., 0.])
+    """
 
-    def predict(self, X):
-        return self.decision_function(X)
+    _parameter_constraints = {"gamma": _POSITIVE, **_KERNEL_CONSTRAINTS, **_SHAPE_CONSTRAINT}
 
-
-class RLSClassifier(_Classifier):
-    """Regularised least squares classifier (001 eqs. (7)-(9)) by :func:`svmref.solvers.linear.rls`; no bias."""
-
-    _parameter_constraints = {"gamma": [Interval(Real, 0, None, closed="neither")], **_KERNEL_CONSTRAINTS}
-
-    def __init__(self, gamma=1e-3, *, kernel="gaussian", sigma=1.0, degree=2, c=1.0, k=1.0, theta=0.0):
+    def __init__(self, gamma=1e-3, *, kernel="gaussian", sigma="scale", degree=2, c=1.0, k=1.0, theta=0.0,
+                 decision_function_shape="ovr"):
         self.gamma = gamma
         self.kernel = kernel
         self.sigma = sigma
@@ -214,31 +640,96 @@ class RLSClassifier(_Classifier):
         self.c = c
         self.k = k
         self.theta = theta
+        self.decision_function_shape = decision_function_shape
 
-    def fit(self, X, y):
-        self._validate_params()
-        X, ys = self._labels(X, y)
+    def _fit_binary(self, X, ys, K):
         from svmref.solvers import linear
 
-        res = linear.rls(self._kernel(X), ys, self.gamma)
-        return self._store(X, res.c, None, res, res.c)
-
-    def predict(self, X):
-        """001 §2.2: class -1 if ``f(x) <= 0``, else +1."""
-        return self.classes_[(self.decision_function(X) > 0.0).astype(int)]
+        res = linear.rls(K, ys, self.gamma)
+        self._store(X, res.c, None, res, res.c)
 
 
-class _ISLS(_KernelModel):
-    _parameter_constraints = {
-        "C": [Interval(Real, 0, None, closed="neither")],
-        **_KERNEL_CONSTRAINTS,
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "sv_threshold": [Interval(Real, 0, None, closed="left")],
-    }
+# ------------------------------------------------------------------------------------------------
+# ISLS-SVM (004)
+# ------------------------------------------------------------------------------------------------
+_ISLS_CONSTRAINTS = {
+    "C": _POSITIVE,
+    **_KERNEL_CONSTRAINTS,
+    "tol": _POSITIVE,
+    "max_iter": _INT_GE1,
+    "sv_threshold": _POSITIVE,
+}
 
-    def __init__(self, C=1.0, *, kernel="rbf", sigma=1.0, degree=2, c=1.0, k=1.0, theta=0.0,
-                 tol=1e-4, max_iter=50, sv_threshold=1e-6):
+_ISLS_PARAMS = """C : float > 0, default=1.0
+        Penalty of the squared errors (004 eq. (1)).
+    {kernel_params}
+    tol : float > 0, default=1e-4
+        Stop when ``||alpha^t - alpha^(t+1)||_2 / N < tol`` (004 §4: 1e-4).
+    max_iter : int >= 1, default=50
+        Reweighting iterations (004 §4: 50); reaching it sets ``status_="max_iter_reached"`` and warns.
+    sv_threshold : float > 0, default=1e-6
+        A pattern is a support vector when ``|alpha_i| > sv_threshold`` (004 §4: 1e-6)."""
+
+_ISLS_ATTRS = """alpha_ : ndarray of shape (n_samples,)
+        alpha of the last iteration, in 004's convention ``f(x) = sum_i alpha_i k(x_i, x) + b``{units}.
+    dual_coef_ : ndarray of shape (n_SV,)
+        ``alpha_i`` over the support vectors; the final model uses these only (004 §4).
+    support_, support_vectors_ : ndarray
+        Indices and patterns with ``|alpha_i| > sv_threshold``.
+    intercept_ : float
+        The bias b{units}.
+    n_iter_ : int
+        Reweighting iterations; ``status_`` (``"optimal"``, ``"max_iter_reached"`` or ``"numerical_issue"``)
+        and ``result_`` (:class:`~svmref.solvers.isls.ISLSResult`, in the solver's units) the solver's.
+    sigma_ : float or None
+        The kernel width used."""
+
+
+class _ISLS:
+    def _isls(self, X, y, K, task):
+        from svmref.solvers import isls
+
+        res = isls.isls_svm(K, y, self.C, task=task, tol=self.tol, max_iter=self.max_iter,
+                            sv_threshold=self.sv_threshold)
+        coef = np.zeros_like(res.alpha)
+        coef[res.support_] = res.alpha[res.support_]  # the final model uses the support vectors only (004 §4)
+        self._store(X, coef, res.b, res, res.alpha)
+
+
+@_doc(params=_ISLS_PARAMS.format(kernel_params=_KERNEL_PARAMS % {"kernel": "rbf"}) + "\n    " + _SHAPE_PARAM,
+      attrs=_ISLS_ATTRS.format(units="") + "\n    " + _CLASSIFIER_ATTRS)
+class ISLSSVC(_ISLS, _KernelClassifier):
+    """ISLS-SVM classifier, a sparse LS-SVM (004, Algorithm 1), by :func:`svmref.solvers.isls.isls_svm`.
+
+    Starting from the LS-SVM solution (004 eq. (2), targets ±1), each iteration sets ``lambda_i = 1/alpha_i^2``
+    and solves the weighted problem (004 eqs. (3)-(4)); the alpha of patterns that stop mattering go to 0,
+    an iterative approximation of the L0 norm.
+
+    Parameters
+    ----------
+    {params}
+
+    Attributes
+    ----------
+    {attrs}
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from svmref.solvers.estimators import ISLSSVC, LSSVC
+    >>> X, y = load_iris(return_X_y=True)
+    >>> X, y = X[y > 0], y[y > 0]
+    >>> sparse, dense = ISLSSVC(C=10.0).fit(X, y), LSSVC(C=10.0).fit(X, y)
+    >>> bool(sparse.support_.size < dense.support_.size / 4)
+    True
+    >>> bool(sparse.score(X, y) >= 0.9)
+    True
+    """
+
+    _parameter_constraints = {**_ISLS_CONSTRAINTS, **_SHAPE_CONSTRAINT}
+
+    def __init__(self, C=1.0, *, kernel="rbf", sigma="scale", degree=2, c=1.0, k=1.0, theta=0.0,
+                 tol=1e-4, max_iter=50, sv_threshold=1e-6, decision_function_shape="ovr"):
         self.C = C
         self.kernel = kernel
         self.sigma = sigma
@@ -249,75 +740,225 @@ class _ISLS(_KernelModel):
         self.tol = tol
         self.max_iter = max_iter
         self.sv_threshold = sv_threshold
+        self.decision_function_shape = decision_function_shape
 
-    def _fit(self, X, y, task):
-        from svmref.solvers import isls
-
-        res = isls.isls_svm(self._kernel(X), y, self.C, task=task, tol=self.tol, max_iter=self.max_iter,
-                            sv_threshold=self.sv_threshold)
-        coef = np.zeros_like(res.alpha)
-        coef[res.support_] = res.alpha[res.support_]  # the final model uses the support vectors only (004 §4)
-        return self._store(X, coef, res.b, res, res.alpha)
+    def _fit_binary(self, X, ys, K):
+        self._isls(X, ys, K, "classification")
 
 
-class ISLSSVC(_Classifier, _ISLS):
-    """ISLS-SVM classifier (004, Algorithm 1) by :func:`svmref.solvers.isls.isls_svm`; sparse LS-SVM."""
+# ------------------------------------------------------------------------------------------------
+# regressors
+# ------------------------------------------------------------------------------------------------
+_STANDARDIZE = """standardize_y : bool, default=True
+        Fit on ``(y - mean(y)) / std(y)`` and map the model back (``y_mean_``, ``y_scale_``); the fitted
+        ``alpha_``, ``dual_coef_``, ``intercept_`` and ``predict`` are in the units of ``y`` either way.
+        On by default because LS-SVMlab, the toolbox of 004's experiments (004 §4), standardises the
+        targets by default (its ``'preprocess'`` option) and because {why}."""
 
-    def fit(self, X, y):
-        self._validate_params()
-        X, ys = self._labels(X, y)
-        return self._fit(X, ys, "classification")
-
-
-class ISLSSVR(RegressorMixin, _ISLS):
-    """ISLS-SVM regression (004, Algorithm 1) by :func:`svmref.solvers.isls.isls_svm`."""
-
-    def fit(self, X, y):
-        self._validate_params()
-        X, y = validate_data(self, X, y, y_numeric=True)
-        return self._fit(X, np.asarray(y, float), "regression")
-
-    def predict(self, X):
-        return self.decision_function(X)
+_REGRESSOR_ATTRS = """y_mean_, y_scale_ : float
+        The target standardisation used (0.0 and 1.0 when ``standardize_y=False``).
+    n_features_in_ : int
+        Number of features seen in ``fit`` (``n_samples`` with ``kernel="precomputed"``)."""
 
 
+class _KernelRegressor(_KernelMixin, _Regressor):
+    pass
+
+
+@_doc(kernel_params=_KERNEL_PARAMS % {"kernel": "rbf"},
+      standardize=_STANDARDIZE.format(why="it keeps the linear system's scale independent of the targets' "
+                                          "(the solution itself is affine-equivariant in y: with and without, "
+                                          "the predictions agree to round-off)"),
+      regressor_attrs=_REGRESSOR_ATTRS)
+class LSSVR(_KernelRegressor):
+    """LS-SVM regression (004 eqs. (1)-(2); 002), by :func:`svmref.solvers.linear.ls_svm_regression`.
+
+    Primal (004 eq. (1)): ``min 1/2 ||W||^2 + C/2 sum_i xi_i^2`` s.t. ``W.Phi(x_i) + b = y_i - xi_i``;
+    KKT system (004 eq. (2)): ``[0 1'; 1 K + I/C] [b; alpha] = [0; y]``, ``f(x) = sum_i alpha_i k(x_i, x) + b``.
+
+    Parameters
+    ----------
+    C : float > 0, default=1.0
+        Penalty of the squared errors (``gamma`` in LS-SVMlab and 002).
+    {kernel_params}
+    {standardize}
+
+    Attributes
+    ----------
+    alpha_, dual_coef_ : ndarray of shape (n_samples,), (n_SV,)
+        alpha of 004 eq. (2), in the units of y (``dual_coef_`` over ``alpha_i != 0``: in practice all).
+    support_, support_vectors_ : ndarray
+        Indices and patterns with ``alpha_i != 0`` (empty ``support_vectors_`` when precomputed).
+    intercept_ : float
+        The bias b, in the units of y.
+    n_iter_ : int
+        1 (a direct solve); ``status_`` and ``result_`` (standardised units) the solver's.
+    sigma_ : float or None
+        The kernel width used.
+    {regressor_attrs}
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from svmref.solvers.estimators import LSSVR
+    >>> X = np.linspace(0, 6, 40)[:, None]
+    >>> y = 100 * np.sin(X[:, 0]) + 500                 # unscaled targets
+    >>> reg = LSSVR(C=100.0, sigma=1.0).fit(X, y)
+    >>> bool(reg.score(X, y) > 0.99)
+    True
+    >>> raw = LSSVR(C=100.0, sigma=1.0, standardize_y=False).fit(X, y)
+    >>> bool(np.allclose(reg.predict(X), raw.predict(X)))  # LS-SVM is affine-equivariant in y
+    True
+    """
+
+    _parameter_constraints = {"C": _POSITIVE, **_KERNEL_CONSTRAINTS, "standardize_y": _BOOL}
+
+    def __init__(self, C=1.0, *, kernel="rbf", sigma="scale", degree=2, c=1.0, k=1.0, theta=0.0, standardize_y=True):
+        self.C = C
+        self.kernel = kernel
+        self.sigma = sigma
+        self.degree = degree
+        self.c = c
+        self.k = k
+        self.theta = theta
+        self.standardize_y = standardize_y
+
+    def _fit_target(self, X, y, K):
+        from svmref.solvers import linear
+
+        res = linear.ls_svm_regression(K, y, self.C)
+        self._store(X, res.alpha, res.b, res, res.alpha)
+
+
+@_doc(params=_ISLS_PARAMS.format(kernel_params=_KERNEL_PARAMS % {"kernel": "rbf"}),
+      standardize=_STANDARDIZE.format(why="ISLS depends on the scale of y: the stopping rule ``tol`` and "
+                                          "``sv_threshold`` are absolute thresholds on alpha, which scales with y, "
+                                          "so without it the sparsity of the model would depend on the units of y"),
+      attrs=_ISLS_ATTRS.format(units=", in the units of y") + "\n    " + _REGRESSOR_ATTRS)
+class ISLSSVR(_ISLS, _KernelRegressor):
+    """ISLS-SVM regression, a sparse LS-SVM (004, Algorithm 1), by :func:`svmref.solvers.isls.isls_svm`.
+
+    Starting from the LS-SVM regression solution (004 eq. (2)), each iteration sets ``lambda_i = 1/alpha_i^2``
+    and solves the weighted problem (004 eqs. (3)-(4)); ``f(x) = sum_{{i in support_}} alpha_i k(x_i, x) + b``.
+
+    Parameters
+    ----------
+    {params}
+    {standardize}
+
+    Attributes
+    ----------
+    {attrs}
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from svmref.solvers.estimators import ISLSSVR
+    >>> X = np.linspace(0, 6, 60)[:, None]
+    >>> y = 100 * np.sin(X[:, 0]) + 500
+    >>> reg = ISLSSVR(C=100.0, sigma=1.0).fit(X, y)
+    >>> bool(reg.score(X, y) > 0.99), bool(reg.support_.size < 20)
+    (True, True)
+    """
+
+    _parameter_constraints = {**_ISLS_CONSTRAINTS, "standardize_y": _BOOL}
+
+    def __init__(self, C=1.0, *, kernel="rbf", sigma="scale", degree=2, c=1.0, k=1.0, theta=0.0,
+                 tol=1e-4, max_iter=50, sv_threshold=1e-6, standardize_y=True):
+        self.C = C
+        self.kernel = kernel
+        self.sigma = sigma
+        self.degree = degree
+        self.c = c
+        self.k = k
+        self.theta = theta
+        self.tol = tol
+        self.max_iter = max_iter
+        self.sv_threshold = sv_threshold
+        self.standardize_y = standardize_y
+
+    def _fit_target(self, X, y, K):
+        self._isls(X, y, K, "regression")
+
+
+# ------------------------------------------------------------------------------------------------
+# support features machine (003)
+# ------------------------------------------------------------------------------------------------
+@_doc(shape_param=_SHAPE_PARAM, classifier_attrs=_CLASSIFIER_ATTRS)
 class SupportFeaturesClassifier(_Classifier):
     """Support features machine (003 eq. (5)), linear, by :func:`svmref.solvers.support_features.support_features`.
 
-    ``coef_`` is ``a`` (003 eq. (8)), ``intercept_`` is ``b`` (003 eq. (11)), ``alpha_`` is ``lam``
-    (dual (10)), ``selected_features_`` the indices with ``a_i != 0``.
+    Primal (003 eq. (5)): ``min sum_i ((1 - mu) a_i^2 + mu |a_i|) + C sum_j xi_j`` s.t.
+    ``y_j (a'x_j + b) >= 1 - xi_j``, ``xi_j >= 0``; the l2-l1 regulariser (003 eq. (4)) selects
+    features as ``mu`` grows. Trained on the dual (003 eq. (10)) by the generalised SMO (003 §2.6);
+    at ``mu = 0`` it is the linear L1-SVM with ``C_svm = C/2``.
+
+    Parameters
+    ----------
+    C : float > 0, default=1.0
+        The penalty ``c`` of 003 eq. (5).
+    mu : float in [0, 1), default=0.0
+        Selectivity (003 eq. (4)).
+    tol : float > 0, default=1e-3
+        Stopping tolerance on the KKT gap of the dual (10).
+    max_iter : int >= 1 or None, default=None
+        Pair steps; None: the solver's default (``max(10**6, 100 N)``).
+    {shape_param}
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        a (003 eq. (8)); ``f(x) = a'x + b``.
+    selected_features_ : ndarray
+        The indices i with ``a_i != 0``.
+    intercept_ : float
+        b (003 eq. (11)).
+    alpha_ : ndarray of shape (n_samples,)
+        lam, the dual variables of 003 eq. (10).
+    n_iter_ : int
+        Pair steps; ``status_`` and ``result_`` (:class:`~svmref.solvers.support_features.SFMResult`) the solver's.
+    {classifier_attrs}
+
+    Examples
+    --------
+    >>> from svmref.solvers.estimators import SupportFeaturesClassifier
+    >>> from svmref.solvers.support_features import two_hypercubes
+    >>> X, y = two_hypercubes(seed=0)            # 003 §3: 25 + 25 patterns, 5 informative features of 50
+    >>> dense = SupportFeaturesClassifier(C=1.0, mu=0.0).fit(X, y)
+    >>> sparse = SupportFeaturesClassifier(C=1.0, mu=0.99).fit(X, y)
+    >>> dense.selected_features_.size, sparse.selected_features_.size
+    (50, 11)
+    >>> sparse.selected_features_[:4]                    # features 0, 1, 2 and 4 of the normal (5, 4, 3, 2, 1)
+    array([0, 1, 2, 4])
     """
 
     _parameter_constraints = {
-        "C": [Interval(Real, 0, None, closed="neither")],
-        "mu": [Interval(Real, 0, 1, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "C": _POSITIVE,
+        "mu": ("a float in [0, 1)", lambda v: _is_real(v) and 0 <= v < 1),
+        "tol": _POSITIVE,
+        "max_iter": _INT_GE1_OR_NONE,
+        **_SHAPE_CONSTRAINT,
     }
 
-    def __init__(self, C=1.0, mu=0.0, *, tol=1e-3, max_iter=None):
+    def __init__(self, C=1.0, mu=0.0, *, tol=1e-3, max_iter=None, decision_function_shape="ovr"):
         self.C = C
         self.mu = mu
         self.tol = tol
         self.max_iter = max_iter
+        self.decision_function_shape = decision_function_shape
 
-    def fit(self, X, y):
-        self._validate_params()
-        X, ys = self._labels(X, y)
+    def _fit_binary(self, X, ys, K):
         from svmref.solvers.support_features import support_features
 
         res = support_features(X, ys, self.C, self.mu, tol=self.tol, max_iter=self.max_iter)
-        self.coef_ = res.a
+        self.coef_ = np.asarray(res.a, dtype=float)
         self.intercept_ = float(res.b)
         self.alpha_ = res.lam
         self.selected_features_ = res.selected
         self.n_iter_ = int(res.n_iter)
         self.status_ = res.status
         self.result_ = res
-        return self
 
-    def decision_function(self, X):
+    def _binary_decision(self, X):
         """``f(x) = a'x + b``."""
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False)
         return X @ self.coef_ + self.intercept_
