@@ -35,6 +35,10 @@ FIGURES: dict[str, tuple[str, str]] = {
         "svmref.figures.support_features_selectivity",
         "003 Figs. 2, 3, 5: test error, leave-one-out error and #features vs selectivity mu (two hypercubes)",
     ),
+    "support-features-lung-cancer": (
+        "svmref.figures.support_features_lung_cancer",
+        "003 Figs. 4, 5: leave-one-out error and #features vs selectivity mu on UCI Lung Cancer (27 x 55)",
+    ),
     "rls-vs-svm": (
         "svmref.figures.rls_vs_svm",
         "001 Figs. 1-4 and Table 2: Bayes, RLS and SVM predictions on the three simulated 2-D problems",

@@ -16,6 +16,12 @@ Encoding, the same for every set:
   does) or ``"standard"`` (zero mean, unit variance).
 
 Regression sets (``mcycle``) return the real target unchanged.
+
+``lung-cancer`` (UCI Lung Cancer, 003 §3.3) has the class in the *first* column and ``?`` for missing
+values; by default the loader does 003's preparation (rows with ``?`` dropped, then the constant
+attribute dropped: 27 x 55; class 3 -> +1, classes 1 and 2 -> -1); ``raw=True`` gives the file's
+32 x 56 table (``NaN`` for ``?``, ``y`` the class codes 1, 2, 3). :func:`lung_cancer_attributes`
+names the columns of ``X`` by their UCI attribute numbers.
 """
 from __future__ import annotations
 
@@ -26,7 +32,7 @@ from importlib import resources
 
 import numpy as np
 
-__all__ = ["load_dataset", "dataset_names", "DATASETS", "DatasetInfo"]
+__all__ = ["load_dataset", "dataset_names", "DATASETS", "DatasetInfo", "lung_cancer_attributes"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,9 @@ class DatasetInfo:
     positive: tuple[str, ...] = ()  # raw class values mapped to +1
     keep: tuple[str, ...] | None = None  # raw class values kept (None: all)
     used_by: str = ""
+    class_first: bool = False  # the class is the first column (else the last)
+    missing: str | None = None  # missing-value marker; rows holding it are dropped unless raw=True
+    drop_constant: bool = False  # drop columns that are constant after the rows are dropped (unless raw=True)
 
 
 DATASETS: dict[str, DatasetInfo] = {
@@ -67,6 +76,9 @@ DATASETS: dict[str, DatasetInfo] = {
         used_by="004 Table 1 and Fig. 1 'Ripley' (training set, 250)"),
     "synth.te": DatasetInfo("synth.te.csv", True, "classification", ("1",), used_by="004 Table 1 'Ripley' (test set, 1000)"),
     "mcycle": DatasetInfo("mcycle.csv", True, "regression", used_by="004 Table 1 and Fig. 1 'Motorcycle' (X: times, y: accel)"),
+    "lung-cancer": DatasetInfo("lung-cancer.csv", False, "classification", ("3",), used_by=(
+        "003 §3.3-3.4, Figs. 4-5: class 3 (9 patients, 003's N1) +1 vs classes 1 and 2 (18, N2) -1; 27 x 55"),
+        class_first=True, missing="?", drop_constant=True),
 }
 
 _ALIASES = {
@@ -79,6 +91,7 @@ _ALIASES = {
     "ripley-train": "synth.tr",
     "ripley-test": "synth.te",
     "motorcycle": "mcycle",
+    "lung": "lung-cancer",
 }
 
 
@@ -90,7 +103,32 @@ def dataset_names() -> list[str]:
 def _read_rows(info: DatasetInfo) -> list[list[str]]:
     text = resources.files(__name__).joinpath("data", info.file).read_text(encoding="utf-8")
     rows = [[v.strip() for v in r] for r in csv.reader(text.splitlines()) if r]
-    return rows[1:] if info.header else rows
+    rows = rows[1:] if info.header else rows
+    return [r[1:] + r[:1] for r in rows] if info.class_first else rows  # the class goes last
+
+
+def _prepare_rows(info: DatasetInfo, rows: list[list[str]], raw: bool) -> list[list[str]]:
+    """Missing values: ``raw`` keeps every row with ``NaN`` for the marker; otherwise drops the rows holding it."""
+    if info.missing is None:
+        return rows
+    if raw:
+        return [[("nan" if v == info.missing else v) for v in r] for r in rows]
+    return [r for r in rows if info.missing not in r]
+
+
+def lung_cancer_attributes(*, raw: bool = False) -> np.ndarray:
+    """UCI attribute numbers of the columns of ``load_dataset("lung-cancer", raw=raw)[0]``.
+
+    UCI's ``lung-cancer.names`` numbers the file's columns 1..57: attribute 1 is the class, attributes
+    2..57 the 56 features (integer codes 0-3; ``?`` only in attributes 5 and 39). 003's preparation
+    drops the 5 rows holding ``?`` and then attribute 2, constant (0) on the 27 rows left, so the
+    prepared ``X`` has attributes 3..57 (55 columns) and the raw table attributes 2..57.
+    """
+    info = DATASETS["lung-cancer"]
+    rows = _prepare_rows(info, _read_rows(info), raw)
+    X = np.array([[float(v) for v in r[:-1]] for r in rows])
+    attrs = np.arange(2, X.shape[1] + 2)
+    return attrs if raw else attrs[np.ptp(X, axis=0) > 0]
 
 
 def _is_number(v: str) -> bool:
@@ -125,7 +163,8 @@ def _encode(columns: list[list[str]], encoding: str = "onehot") -> np.ndarray:
     return np.hstack(blocks)
 
 
-def load_dataset(name: str, *, scale: str | None = None, encoding: str = "onehot") -> tuple[np.ndarray, np.ndarray]:
+def load_dataset(name: str, *, scale: str | None = None, encoding: str = "onehot",
+                 raw: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Load a shipped data set as ``(X, y)``.
 
     Parameters
@@ -140,6 +179,9 @@ def load_dataset(name: str, *, scale: str | None = None, encoding: str = "onehot
         (digit runs compared as numbers, so ``"5-9"`` comes before ``"10-14"``). Ordinal codes give
         the feature counts of the benchmark versions used by 000 Table 2 (titanic 3, breast 9,
         german 20).
+    raw : bool
+        Only for data sets with a preparation step (``lung-cancer``): ``True`` returns the file's table
+        as it is (``NaN`` for missing values, no column dropped, ``y`` the raw class codes as floats).
 
     Returns
     -------
@@ -151,7 +193,13 @@ def load_dataset(name: str, *, scale: str | None = None, encoding: str = "onehot
     if key not in DATASETS:
         raise ValueError(f"name must be one of {dataset_names()} (or an alias in {sorted(_ALIASES)}); got {name!r}")
     info = DATASETS[key]
-    rows = _read_rows(info)
+    if not isinstance(raw, (bool, np.bool_)):
+        raise ValueError(f"raw must be True or False; got {raw!r}")
+    if raw and info.missing is None and not info.drop_constant:
+        raise ValueError(f"raw=True is only for data sets with a preparation step (lung-cancer); {key!r} has none")
+    if raw and scale is not None:
+        raise ValueError(f"scale must be None with raw=True (the raw table has missing values); got {scale!r}")
+    rows = _prepare_rows(info, _read_rows(info), bool(raw))
     labels = [r[-1] for r in rows]
     if info.keep is not None:
         rows = [r for r, lab in zip(rows, labels) if lab in info.keep]
@@ -160,7 +208,11 @@ def load_dataset(name: str, *, scale: str | None = None, encoding: str = "onehot
     if encoding not in ("onehot", "ordinal"):
         raise ValueError(f"encoding must be 'onehot' or 'ordinal'; got {encoding!r}")
     X = _encode(cols, encoding)
-    if info.task == "regression":
+    if info.drop_constant and not raw:
+        X = X[:, np.ptp(X, axis=0) > 0]
+    if raw and info.task == "classification":
+        y = np.array([float(v) for v in labels])
+    elif info.task == "regression":
         y = np.array([float(v) for v in labels])
     else:
         y = np.where(np.isin(labels, info.positive), 1.0, -1.0)
