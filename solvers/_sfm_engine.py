@@ -1,0 +1,485 @@
+r"""The compiled generalised SMO of the support features machine (003 §2.6); the API is
+:mod:`svmref.solvers.support_features`, the derivations ``docs/generalised_smo.md``.
+
+Pair step (003, eq. (14)): with the maximal violating pair ``(i, j)``, ``lam_i += y_i t``,
+``lam_j -= y_j t`` keeps ``sum y lam`` fixed (it is the line ``lam_k2 = gamma - s lam_k1``), moves
+``w(t) = w + t u`` with ``u = x_i - x_j`` and gives, along the line,
+
+    phi'(t) = (y_i - y_j) - a(w + t u)'u,    phi''(t) = -1/(2(1-mu)) sum_{k: |w_k + t u_k| > mu} u_k^2,
+
+monotone (non-increasing) and piecewise linear with at most ``2n`` breakpoints ``t = (+-mu - w_k)/u_k``
+(only features with ``u_k != 0`` move). ``phi'(0)`` is the KKT gap ``> 0``. One ``O(n)`` pass gives
+``phi'(0)``, the slope after 0 and the breakpoints in ``(0, t_max)``; if the zero of the first linear piece
+comes before the smallest breakpoint (most steps near convergence) it is exact and we are done. Otherwise
+we walk the breakpoints in increasing order with a binary heap (``O(n + r log n)`` for ``r`` breakpoints
+passed, instead of a full ``O(n log n)`` sort or the thesis' bisection), updating the slope by
+``+-u_k^2/(2(1-mu))`` at each, recompute the value and slope exactly on the final piece, interpolate its
+zero, and clip to ``t <= t_max`` (the box ``[0, C]``).
+
+Keeping the gradient up to date: ``w`` is updated in ``O(n)``; the cached ``F = X a`` (so that
+``y_t - F_t`` is the KKT quantity) changes by ``X delta_a``. For features that stay active with the same
+sign ``delta_a_k = t u_k / (2(1-mu))`` exactly, so ``X delta_a = t/(2(1-mu)) (K_:i - K_:j) +
+sum_{k not in S} x_:k (delta_a_k - t u_k/(2(1-mu)))`` with ``K = X X'`` columns computed on demand. We
+take whichever of this form and the direct ``sum_{k: delta_a_k != 0} x_:k delta_a_k`` touches fewer
+features: ``O(N min(|D|, n - |S|))`` per step, ``O(N)`` at ``mu = 0`` (plain SMO) and ``O(N |active|)`` at
+large ``mu``. LIBSVM-style shrinking (:func:`_shrink`) restricts ``N`` to the patterns that can still
+violate the KKT conditions; the stopping rule is always re-checked on all patterns with ``w`` and ``F``
+recomputed from scratch.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+#: Default gram-matrix budget (bytes) for the on-demand ``K = X X'`` columns; above it the direct update is used.
+GRAM_BYTES = 512 * 1024**2
+#: Exact recomputation of ``w`` and ``F = X a`` (against rounding drift) every this many pair steps.
+REFRESH_EVERY = 20_000
+
+
+# ----------------------------------------------------------------------------------------------
+# the generalised SMO (003 §2.6), compiled
+# ----------------------------------------------------------------------------------------------
+@njit(cache=True)
+def _soft(v, mu):
+    if v > mu:
+        return v - mu
+    if v < -mu:
+        return v + mu
+    return 0.0
+
+
+@njit(cache=True)
+def _refresh(X, y, lam, mu, w, F):
+    """Exact ``w = X'(y * lam)`` (003, eq. (6)) and ``F = X a`` with ``a`` from (8)."""
+    N, n = X.shape
+    half = 0.5 / (1.0 - mu)
+    for k in range(n):
+        w[k] = 0.0
+    for t in range(N):
+        c = lam[t] * y[t]
+        if c != 0.0:
+            for k in range(n):
+                w[k] += c * X[t, k]
+    a = np.empty(n)
+    for k in range(n):
+        a[k] = _soft(w[k], mu) * half
+    for t in range(N):
+        s = 0.0
+        for k in range(n):
+            s += X[t, k] * a[k]
+        F[t] = s
+
+
+@njit(cache=True)
+def _select(y, lam, F, C, rows, n_rows):
+    """Maximal violating pair (000 eq. (8)): ``i = argmax_{I_up} y - F``, ``j = argmin_{I_low} y - F``
+    over the unshrunk patterns ``rows[:n_rows]``."""
+    i = -1
+    j = -1
+    gmax = -np.inf
+    gmin = np.inf
+    for q in range(n_rows):
+        t = rows[q]
+        g = y[t] - F[t]
+        if (y[t] > 0 and lam[t] < C) or (y[t] < 0 and lam[t] > 0):
+            if g > gmax:
+                gmax = g
+                i = t
+        if (y[t] < 0 and lam[t] < C) or (y[t] > 0 and lam[t] > 0):
+            if g < gmin:
+                gmin = g
+                j = t
+    return i, j, gmax - gmin
+
+
+#: Relative distance to a bound of [0, C] below which the SMO puts a variable on the bound.
+SNAP = 1e-13
+#: Curvature floor of the second-order working-set selection (LIBSVM's TAU).
+TAU = 1e-12
+
+
+@njit(cache=True)
+def _select2(X, y, lam, F, C, w, mu, use_gram, K, have, diag, act, inact, rows, n_rows):
+    """Second-order working-set selection (Fan, Chen & Lin 2005; LIBSVM's WSS2) adapted to (10).
+
+    ``i = argmax_{I_up} (y_t - F_t)`` as in :func:`_select`; ``j`` minimises ``-b_it^2 / q_it`` over
+    ``t in I_low`` with ``b_it = (y_i - F_i) - (y_t - F_t) > 0``, where ``q_it = -phi''(0+)`` is the
+    curvature of ``-W`` along the pair direction at the current point:
+    ``q_it = 1/(2(1-mu)) sum_{k: |w_k| > mu} (x_ik - x_tk)^2`` (floored at :data:`TAU`). The stopping gap is
+    the first-order one, ``max_{I_up} - min_{I_low}``.
+    """
+    N, n = X.shape
+    half = 0.5 / (1.0 - mu)
+    i = -1
+    gmax = -np.inf
+    gmin = np.inf
+    for q in range(n_rows):
+        t = rows[q]
+        g = y[t] - F[t]
+        if (y[t] > 0 and lam[t] < C) or (y[t] < 0 and lam[t] > 0):
+            if g > gmax:
+                gmax = g
+                i = t
+        if (y[t] < 0 and lam[t] < C) or (y[t] > 0 and lam[t] > 0):
+            if g < gmin:
+                gmin = g
+    if i < 0 or gmin == np.inf:
+        return -1, -1, np.inf
+    na = 0
+    ni = 0
+    for k in range(n):
+        if w[k] > mu or w[k] < -mu:
+            act[na] = k
+            na += 1
+        else:
+            inact[ni] = k
+            ni += 1
+    via_gram = use_gram and ni < na
+    if via_gram:
+        _gram_col(X, K, have, i)
+    j = -1
+    best = np.inf
+    for q in range(n_rows):
+        t = rows[q]
+        if (y[t] < 0 and lam[t] < C) or (y[t] > 0 and lam[t] > 0):
+            bt = gmax - (y[t] - F[t])
+            if bt > 0.0:
+                if via_gram:
+                    q = diag[i] + diag[t] - 2.0 * K[i, t]
+                    for r in range(ni):
+                        d = X[i, inact[r]] - X[t, inact[r]]
+                        q -= d * d
+                else:
+                    q = 0.0
+                    for r in range(na):
+                        d = X[i, act[r]] - X[t, act[r]]
+                        q += d * d
+                q *= half
+                if q <= TAU:
+                    q = TAU
+                v = -bt * bt / q
+                if v <= best:
+                    best = v
+                    j = t
+    return i, j, gmax - gmin
+
+
+@njit(cache=True)
+def _heap_down(key, val, size, pos):
+    while True:
+        left = 2 * pos + 1
+        if left >= size:
+            return
+        small = left
+        if left + 1 < size and key[left + 1] < key[left]:
+            small = left + 1
+        if key[small] < key[pos]:
+            key[small], key[pos] = key[pos], key[small]
+            val[small], val[pos] = val[pos], val[small]
+            pos = small
+        else:
+            return
+
+
+@njit(cache=True)
+def _line_search(w, u, mu, yi, yj, tmax, bp, ds):
+    """Zero of ``phi'(t) = (y_i - y_j) - a(w + t u)'u`` on ``[0, tmax]`` (003 §2.6, eq. (14)).
+
+    ``phi'`` is non-increasing and piecewise linear; the breakpoints are ``t = (+-mu - w_k)/u_k``.
+    Walk them in increasing order (binary heap), track the slope, and interpolate on the final segment
+    with its value and slope recomputed exactly. Returns ``t`` (``= tmax`` when ``phi' > 0`` on the whole box).
+    """
+    n = w.shape[0]
+    half = 0.5 / (1.0 - mu)
+    m = 0
+    s = 0.0
+    v = yi - yj  # phi'(0), exact
+    bmin = tmax
+    for k in range(n):
+        uk = u[k]
+        if uk == 0.0:
+            continue
+        wk = w[k]
+        v -= _soft(wk, mu) * half * uk
+        # active just after t = 0 (the tie |w_k| = mu counts when w moves outward)
+        if wk > mu or wk < -mu or (wk == mu and uk > 0.0) or (wk == -mu and uk < 0.0):
+            s -= uk * uk * half
+        # upper threshold +mu: entering when moving up (uk > 0), leaving when moving down
+        tb = (mu - wk) / uk
+        if tb > 0.0 and tb < tmax:
+            bp[m] = tb
+            ds[m] = -uk * uk * half if uk > 0.0 else uk * uk * half
+            m += 1
+            bmin = min(bmin, tb)
+        # lower threshold -mu: entering when moving down (uk < 0), leaving when moving up
+        tb = (-mu - wk) / uk
+        if tb > 0.0 and tb < tmax:
+            bp[m] = tb
+            ds[m] = -uk * uk * half if uk < 0.0 else uk * uk * half
+            m += 1
+            bmin = min(bmin, tb)
+    if v <= 0.0:
+        return 0.0
+    # the common case near convergence: the zero of the first linear piece lies before the first
+    # breakpoint; it is then exact (no heap)
+    if s < 0.0 and v + s * bmin <= 0.0:
+        return min(v / (-s), bmin)
+    if m == 0:
+        return tmax
+    # heapify
+    for p in range(m // 2 - 1, -1, -1):
+        _heap_down(bp, ds, m, p)
+    # walk: v = phi'(tprev) (estimate), s = slope on (tprev, next)
+    tprev = 0.0
+    size = m
+    while True:
+        nxt = tmax if size == 0 else bp[0]
+        if s < 0.0 and v + s * (nxt - tprev) <= 0.0:
+            break  # the zero is in (tprev, nxt]
+        if size == 0:
+            return tmax
+        v += s * (nxt - tprev)
+        tprev = nxt
+        # pass every breakpoint at nxt
+        while size > 0 and bp[0] == nxt:
+            s += ds[0]
+            size -= 1
+            bp[0] = bp[size]
+            ds[0] = ds[size]
+            _heap_down(bp, ds, size, 0)
+    # exact value and slope on the final segment (start at tprev, inside the segment just after it)
+    v = yi - yj
+    s = 0.0
+    for k in range(n):
+        uk = u[k]
+        if uk == 0.0:
+            continue
+        wt = w[k] + tprev * uk
+        v -= _soft(wt, mu) * half * uk
+        if wt > mu or wt < -mu or (wt >= mu and uk > 0.0) or (wt <= -mu and uk < 0.0):
+            s -= uk * uk * half
+    if v <= 0.0:
+        return tprev
+    if s >= 0.0:
+        return min(nxt, tmax)
+    t = tprev + v / (-s)
+    if t > tmax:
+        t = tmax
+    return t
+
+
+@njit(cache=True)
+def _gram_col(X, K, have, i):
+    if not have[i]:
+        N, n = X.shape
+        for t in range(N):
+            s = 0.0
+            for k in range(n):
+                s += X[t, k] * X[i, k]
+            K[i, t] = s  # column i of X X' stored as row i (contiguous)
+        have[i] = True
+
+
+@njit(cache=True)
+def _pick(X, y, lam, F, C, w, mu, use_gram, K, have, diag, act, inact, wss, rows, n_rows):
+    if wss == 2:
+        return _select2(X, y, lam, F, C, w, mu, use_gram, K, have, diag, act, inact, rows, n_rows)
+    return _select(y, lam, F, C, rows, n_rows)
+
+
+@njit(cache=True)
+def _shrink(y, lam, F, C, rows, n_rows):
+    """LIBSVM-style shrinking: drop patterns at a bound that cannot join a violating pair now.
+
+    A pattern in ``I_up`` only (``lam = 0, y = +1`` or ``lam = C, y = -1``) can only be ``i``; it violates
+    with some ``j`` only if ``y_t - F_t > M = min_{I_low}``, so it is dropped when ``y_t - F_t < M``;
+    symmetrically a pattern in ``I_low`` only is dropped when ``y_t - F_t > m = max_{I_up}``. Returns the
+    new count; ``rows[:count]`` are the kept patterns. Shrunk patterns' ``F`` is not updated until the
+    next full refresh (which un-shrinks everything and re-checks the stopping rule on all patterns).
+    """
+    m = -np.inf
+    M = np.inf
+    for q in range(n_rows):
+        t = rows[q]
+        g = y[t] - F[t]
+        if (y[t] > 0 and lam[t] < C) or (y[t] < 0 and lam[t] > 0):
+            m = max(m, g)
+        if (y[t] < 0 and lam[t] < C) or (y[t] > 0 and lam[t] > 0):
+            M = min(M, g)
+    k = 0
+    for q in range(n_rows):
+        t = rows[q]
+        g = y[t] - F[t]
+        up_only = (y[t] > 0 and lam[t] <= 0.0) or (y[t] < 0 and lam[t] >= C)
+        low_only = (y[t] < 0 and lam[t] <= 0.0) or (y[t] > 0 and lam[t] >= C)
+        if (up_only and g < M) or (low_only and g > m):
+            continue
+        rows[k] = t
+        k += 1
+    return k
+
+
+@njit(cache=True)
+def _axpy_cols(XT, idx, coef, m, F, rows, n_rows, all_rows):
+    """``F += sum_q X[:, idx_q] coef_q`` on the unshrunk patterns, ``XT = X'`` row-major (contiguous columns)."""
+    N = F.shape[0]
+    for q in range(m):
+        c = coef[q]
+        row = XT[idx[q]]
+        if all_rows:
+            for r in range(N):
+                F[r] += c * row[r]
+        else:
+            for p in range(n_rows):
+                r = rows[p]
+                F[r] += c * row[r]
+
+
+@njit(cache=True)
+def _smo(X, XT, y, C, mu, tol, max_iter, lam, w, F, use_gram, K, have, diag, wss, refresh_every, shrinking):
+    """The generalised SMO loop (003 §2.6). Returns ``(n_iter, gap, code, n_refresh, min_rows)``.
+
+    ``code``: 0 converged (gap <= tol on exact w, F), 1 iteration limit, 2 stalled (the maximal violating
+    pair cannot move at working precision).
+    """
+    N, n = X.shape
+    half = 0.5 / (1.0 - mu)
+    u = np.empty(n)
+    da = np.empty(n)
+    idx = np.empty(n, dtype=np.int64)
+    idx2 = np.empty(n, dtype=np.int64)
+    ev = np.empty(n)
+    act = np.empty(n, dtype=np.int64)
+    inact = np.empty(n, dtype=np.int64)
+    bp = np.empty(2 * n)
+    ds = np.empty(2 * n)
+    it = 0
+    since = 0
+    n_refresh = 0
+    gap = np.inf
+    code = 1
+    rows = np.arange(N)
+    n_rows = N
+    shrink_every = min(N, 1000)
+    since_shrink = 0
+    unshrunk_once = False
+    min_rows = N
+    while True:
+        i, j, gap = _pick(X, y, lam, F, C, w, mu, use_gram, K, have, diag, act, inact, wss, rows, n_rows)
+        if i < 0 or j < 0 or gap <= tol:
+            # confirm on exact w and F, on all patterns (un-shrink), before stopping
+            _refresh(X, y, lam, mu, w, F)
+            n_refresh += 1
+            since = 0
+            since_shrink = 0
+            for q in range(N):
+                rows[q] = q
+            n_rows = N
+            i, j, gap = _pick(X, y, lam, F, C, w, mu, use_gram, K, have, diag, act, inact, wss, rows, n_rows)
+            if i < 0 or j < 0 or gap <= tol:
+                code = 0
+                break
+        elif n_rows < N and not unshrunk_once and gap <= 10.0 * tol:
+            # as LIBSVM: un-shrink once when close, so that a wrongly shrunk pattern is caught early
+            unshrunk_once = True
+            _refresh(X, y, lam, mu, w, F)
+            n_refresh += 1
+            since = 0
+            since_shrink = 0
+            for q in range(N):
+                rows[q] = q
+            n_rows = N
+            continue
+        if it >= max_iter:
+            # report the gap over all patterns, on exact w and F
+            _refresh(X, y, lam, mu, w, F)
+            n_refresh += 1
+            for q in range(N):
+                rows[q] = q
+            n_rows = N
+            i, j, gap = _pick(X, y, lam, F, C, w, mu, use_gram, K, have, diag, act, inact, wss, rows, n_rows)
+            if i < 0 or j < 0 or gap <= tol:
+                code = 0
+            break
+        if since >= refresh_every:
+            _refresh(X, y, lam, mu, w, F)
+            n_refresh += 1
+            since = 0
+            continue
+        if shrinking and since_shrink >= shrink_every:
+            n_rows = _shrink(y, lam, F, C, rows, n_rows)
+            min_rows = min(min_rows, n_rows)
+            since_shrink = 0
+            continue
+        since_shrink += 1
+        it += 1
+        since += 1
+        # 003 eq. (14): lam_i += y_i t, lam_j -= y_j t, t in [0, tmax]
+        tmax_i = C - lam[i] if y[i] > 0 else lam[i]
+        tmax_j = lam[j] if y[j] > 0 else C - lam[j]
+        tmax = min(tmax_i, tmax_j)
+        for k in range(n):
+            u[k] = X[i, k] - X[j, k]
+        t = _line_search(w, u, mu, y[i], y[j], tmax, bp, ds)
+        if t <= 0.0:
+            # no progress possible at working precision: refresh and re-check once
+            _refresh(X, y, lam, mu, w, F)
+            n_refresh += 1
+            since = 0
+            i2, j2, gap2 = _pick(X, y, lam, F, C, w, mu, use_gram, K, have, diag, act, inact, wss, rows, n_rows)
+            if i2 == i and j2 == j:
+                gap = gap2
+                code = 2
+                break
+            continue
+        li = lam[i] + y[i] * t
+        lj = lam[j] - y[j] * t
+        if t >= tmax:  # snap the variable(s) that reached the box exactly onto it
+            if tmax_i <= tmax_j:
+                li = C if y[i] > 0 else 0.0
+            if tmax_j <= tmax_i:
+                lj = 0.0 if y[j] > 0 else C
+        # a value within rounding of a bound goes onto it (the bound sets I_up / I_low and (11))
+        if li <= SNAP * C:
+            li = 0.0
+        elif li >= C - SNAP * C:
+            li = C
+        if lj <= SNAP * C:
+            lj = 0.0
+        elif lj >= C - SNAP * C:
+            lj = C
+        dli = (li - lam[i]) * y[i]
+        dlj = (lj - lam[j]) * y[j]
+        lam[i] = li
+        lam[j] = lj
+        # w += dli x_i + dlj x_j (= t u); a = soft(w)/(2(1-mu)) changes by da
+        cu = t * half
+        # one pass builds both exact forms of X da: direct (idx, da) and via K columns (idx2, e)
+        n_d = 0
+        n_e = 0
+        for k in range(n):
+            wo = w[k]
+            wn = wo + dli * X[i, k] + dlj * X[j, k]
+            w[k] = wn
+            d = (_soft(wn, mu) - _soft(wo, mu)) * half
+            if d != 0.0:
+                idx[n_d] = k
+                da[n_d] = d
+                n_d += 1
+            if not ((wo > mu and wn > mu) or (wo < -mu and wn < -mu)):  # k not in S
+                e = d - cu * u[k]
+                if e != 0.0:
+                    idx2[n_e] = k
+                    ev[n_e] = e
+                    n_e += 1
+        if use_gram and n_e + 2 < n_d:
+            _gram_col(X, K, have, i)
+            _gram_col(X, K, have, j)
+            for p in range(n_rows):
+                r = rows[p]
+                F[r] += cu * (K[i, r] - K[j, r])
+            _axpy_cols(XT, idx2, ev, n_e, F, rows, n_rows, n_rows == N)
+        else:
+            _axpy_cols(XT, idx, da, n_d, F, rows, n_rows, n_rows == N)
+    return it, gap, code, n_refresh, min_rows
