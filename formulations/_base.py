@@ -133,6 +133,7 @@ class Formulation:
                         c, a, b = c3, a3, b3
                         c.polished = True
             c.method = f"duality gap on K ({kind} box dual)"
+            c.alpha = a
             if form == "dual":
                 c.objective = c.residuals["objective_dual"]
                 c.values = {"alpha": a}
@@ -149,39 +150,34 @@ class Formulation:
         return certify
 
     @staticmethod
-    def _box_via_dual(kind: str, K, y, Phi, certify):
-        """The fast route for a kernel primal (``info["fast"]``): solve the box dual written with
-        ``psd_wrap(Phi Phi')`` by CLARABEL, certify and polish it as the dual form is, and return the primal
-        point it defines (``W = Phi'(y alpha)``, the exact best b, the optimal slacks), with the constraint
-        multipliers of the primal as written (l1: ``[alpha, C - alpha]``; l2: ``[alpha]``; l1n: ``[-alpha]``)."""
+    def _box_fast(kind: str, K, y, certify, form: str):
+        """The fast route (``info["fast"]``) of a box problem: its dual solved by CLARABEL called directly
+        (:func:`._certify.clarabel_box_dual`, no cvxpy canonicalisation of the dense quadratic form), then
+        certified and polished on K exactly as a cvxpy solution is. For a kernel primal the certified alpha
+        gives the primal point (``W = Phi'(y alpha)``, the exact best b, the optimal slacks).
+        ``constraint_duals`` are rebuilt in the order the form lists its constraints: dual
+        ``[b, mu_lower, mu_upper]``; primal l1 ``[alpha, C - alpha]``, l2 ``[alpha]``, l1n ``[-alpha]``."""
         from .reference import SOLVER_OPTIONS
-
-        Kf = Phi @ Phi.T
-        Kf = 0.5 * (Kf + Kf.T)
-        Q = (y[:, None] * Kf) * y[None, :]
 
         def fast(problem, tol):
             C = problem.info["hyper"]["C"]
-            a = cp.Variable(len(y))
-            quad = 0.5 * cp.quad_form(a, cp.psd_wrap(Q))
-            if kind == "l2":
-                quad = quad + 0.5 / C * cp.sum_squares(a)
-            cons = [y @ a == 0, a >= (-C if kind == "l1n" else 0.0)]
-            if kind != "l2":
-                cons.append(a <= C)
-            dual = cp.Problem(cp.Minimize(quad - cp.sum(a)), cons)
             try:
-                dual.solve(solver="CLARABEL", **SOLVER_OPTIONS["CLARABEL"])
-            except (cp.error.SolverError, ValueError):
+                alpha, _, _ = cert.clarabel_box_dual(kind, K, y, C, SOLVER_OPTIONS["CLARABEL"])
+            except Exception:  # noqa: BLE001 - any failure of the fast route falls back to cvxpy
                 return None
-            if a.value is None or dual.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+            if alpha is None or not np.all(np.isfinite(alpha)):
                 return None
-            alpha = np.asarray(a.value, dtype=float)
             c = certify(problem, None, None, tol, alpha_override=alpha)
             if c is None:
                 return None
             al = c.alpha
-            c.duals = [al, C - al] if kind == "l1" else ([al] if kind == "l2" else [-al])
+            if form == "dual":
+                b = c.residuals["b"]
+                g = y * (K @ (y * al) + b) - 1.0 + (al / C if kind == "l2" else 0.0)
+                lo_mult, hi_mult = np.maximum(g, 0.0), np.maximum(-g, 0.0)
+                c.duals = [b, lo_mult] + ([] if kind == "l2" else [hi_mult])
+            else:
+                c.duals = [al, C - al] if kind == "l1" else ([al] if kind == "l2" else [-al])
             return c
 
         return fast

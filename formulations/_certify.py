@@ -463,3 +463,39 @@ def box_scaled_candidates(kind, K, y, C, *, solver: str = "CLARABEL", options: d
         if a.value is None or prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
             continue
         yield sigma * np.asarray(a.value, dtype=float)
+
+
+def clarabel_box_dual(kind, K, y, C, options: dict | None = None):
+    """Solve the box dual ``min 1/2 a'Qa - 1'a`` (``Q = YKY``, ``+ I/C`` for l2) s.t. ``y'a = 0``, box,
+    by calling CLARABEL directly with ``P = triu(Q)``: the same interior-point method and tolerances as
+    through cvxpy, without cvxpy's canonicalisation of a dense quadratic form (seconds at N = 2000).
+    Returns ``(alpha, b, status)`` (``b`` the multiplier of ``y'a = 0``), or ``(None, nan, status)``."""
+    import clarabel
+    import scipy.sparse as sp
+
+    n = len(y)
+    Q = (y[:, None] * K) * y[None, :]
+    if kind == "l2":
+        Q[np.diag_indices(n)] += 1.0 / C
+    P = sp.csc_matrix(np.triu(Q))
+    q = -np.ones(n)
+    rows = [sp.csr_matrix(y.reshape(1, -1)), -sp.identity(n, format="csr")]
+    b = [np.zeros(1), np.full(n, C if kind == "l1n" else 0.0)]  # -a + s = -lo,  s >= 0
+    cones = [clarabel.ZeroConeT(1), clarabel.NonnegativeConeT(n)]
+    if kind != "l2":
+        rows.append(sp.identity(n, format="csr"))
+        b.append(np.full(n, C))
+        cones.append(clarabel.NonnegativeConeT(n))
+    A = sp.vstack(rows, format="csc")
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    for k, v in (options or {}).items():
+        setattr(settings, k, v)
+    solver = clarabel.DefaultSolver(P, q, A, np.concatenate(b), cones, settings)
+    sol = solver.solve()
+    status = str(sol.status)
+    if status not in ("Solved", "AlmostSolved"):
+        return None, float("nan"), status
+    x = np.asarray(sol.x, dtype=float)
+    z = np.asarray(sol.z, dtype=float)
+    return x, float(z[0]), status

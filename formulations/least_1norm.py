@@ -51,7 +51,7 @@ class Least1NormSVM(Formulation):
         constraints = [cp.multiply(y, F.Phi @ W + b) == 1 - xi]
         # the multiplier nu of  y(Phi W + b) - (1 - xi) = 0  is -alpha (stationarity in W: W = -Phi'(y nu))
         certify = self._box_certifier("l1n", K, y, "primal", lambda v, d: -d[0], F.Phi)
-        fast = self._box_via_dual("l1n", K, y, F.Phi, certify)
+        fast = self._box_fast("l1n", K, y, certify, "primal")
         return self._problem(objective, constraints, form="primal", cite="000, eq. (3)", sense="min",
                              hyper=hyper, rules=rules, factor=F, scale=self._scale(K), certify=certify, fast=fast)
 
@@ -83,5 +83,7 @@ class Least1NormSVM(Formulation):
         objective = cp.Minimize(0.5 * cp.quad_form(alpha, cp.psd_wrap(Q)) - cp.sum(alpha))
         constraints = [y @ alpha == 0, alpha >= -P["C"], alpha <= P["C"]]
         certify = self._box_certifier("l1n", Kp, y, "dual", lambda v, d: v["alpha"])
+        fast = self._box_fast("l1n", Kp, y, certify, "dual")
         return self._problem(objective, constraints, form="dual", cite="000, eq. (5)", sense="min",
-                             hyper=hyper, rules=rules, gram=rep, scale=self._scale(K), certify=certify)
+                             hyper=hyper, rules=rules, gram=rep, scale=self._scale(K), certify=certify,
+                             fast=fast)

@@ -220,8 +220,9 @@ def solve(
     fast = info.get("fast") if (method == "auto" and solver == "CLARABEL" and not options) else None
     c_fast, t_fast = None, 0.0
     if fast is not None:
-        # a kernel primal: the dual written with psd_wrap(K) is much faster than the primal through a
-        # rank-N factor; its certified alpha gives the primal point (W = Phi'(y alpha), best b, slacks)
+        # a box problem: its dual solved by CLARABEL called directly (no cvxpy canonicalisation of the dense
+        # quadratic form), certified on K; for a kernel primal (much slower through a rank-N factor) the
+        # certified alpha gives the primal point (W = Phi'(y alpha), best b, slacks)
         t0 = time.perf_counter()
         c_fast = fast(problem, tol)
         t_fast = time.perf_counter() - t0
@@ -231,7 +232,8 @@ def solve(
         c, t = c_fast, t_fast
         values = {k: (float(v) if np.ndim(v) == 0 else np.asarray(v, dtype=float)) for k, v in c.values.items()}
         _set_values(problem, values)
-        status, used = "optimal", "CLARABEL (via the dual, psd_wrap(K))"
+        status = "optimal"
+        used = solver if info.get("form") == "dual" else f"{solver} (via the dual)"
         duals = list(c.duals) if c.duals is not None else [None for _ in problem.constraints]
     elif direct is not None and method != "cvxpy":
         t0 = time.perf_counter()

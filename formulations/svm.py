@@ -41,7 +41,7 @@ class L1SVM(Formulation):
         objective = cp.Minimize(0.5 * cp.sum_squares(W) + P["C"] * cp.sum(xi))
         constraints = [cp.multiply(y, Phi @ W + b) >= 1 - xi, xi >= 0]
         certify = self._box_certifier("l1", K, y, "primal", lambda v, d: d[0], Phi)
-        fast = self._box_via_dual("l1", K, y, Phi, certify)
+        fast = self._box_fast("l1", K, y, certify, "primal")
         return self._problem(objective, constraints, form="primal", cite="003, eq. (2)", sense="min",
                              hyper=hyper, rules=rules, factor=F, scale=self._scale(K), certify=certify, fast=fast)
 
@@ -57,8 +57,10 @@ class L1SVM(Formulation):
         objective = cp.Minimize(0.5 * cp.quad_form(alpha, cp.psd_wrap(Q)) - cp.sum(alpha))
         constraints = [y @ alpha == 0, alpha >= 0, alpha <= P["C"]]
         certify = self._box_certifier("l1", Kp, y, "dual", lambda v, d: v["alpha"])
+        fast = self._box_fast("l1", Kp, y, certify, "dual")
         return self._problem(objective, constraints, form="dual", cite="003, eq. (3); 000, eq. (5) with lower bound 0",
-                             sense="min", hyper=hyper, rules=rules, gram=rep, scale=self._scale(K), certify=certify)
+                             sense="min", hyper=hyper, rules=rules, gram=rep, scale=self._scale(K), certify=certify,
+                             fast=fast)
 
 
 class L2SVM(Formulation):
@@ -105,7 +107,7 @@ class L2SVM(Formulation):
         objective = cp.Minimize(0.5 * cp.sum_squares(W) + 0.5 * P["C"] * cp.sum_squares(xi))
         constraints = [cp.multiply(y, Phi @ W + b) >= 1 - xi]
         certify = self._box_certifier("l2", K, y, "primal", lambda v, d: d[0], Phi)
-        fast = self._box_via_dual("l2", K, y, Phi, certify)
+        fast = self._box_fast("l2", K, y, certify, "primal")
         return self._problem(objective, constraints, form="primal", cite="000 §1 (L2-SVM)", sense="min",
                              hyper=hyper, rules=rules, factor=F, scale=self._scale(K), certify=certify, fast=fast)
 
@@ -122,5 +124,7 @@ class L2SVM(Formulation):
                                 - cp.sum(alpha))
         constraints = [y @ alpha == 0, alpha >= 0]
         certify = self._box_certifier("l2", Kp, y, "dual", lambda v, d: v["alpha"])
+        fast = self._box_fast("l2", Kp, y, certify, "dual")
         return self._problem(objective, constraints, form="dual", cite="L2-SVM dual (derived; 000 Table 1)",
-                             sense="min", hyper=hyper, rules=rules, gram=rep, scale=self._scale(K), certify=certify)
+                             sense="min", hyper=hyper, rules=rules, gram=rep, scale=self._scale(K), certify=certify,
+                             fast=fast)
