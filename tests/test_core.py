@@ -137,3 +137,42 @@ def test_cli_help_and_datasets():
     assert out.returncode == 0 and "synth.tr" in out.stdout
     out = subprocess.run([sys.executable, "-m", "svmref.cli", "frobnicate"], capture_output=True, text=True)
     assert out.returncode == 2 and "invalid choice" in out.stderr
+
+
+def test_positive_values_whose_reciprocal_overflows_are_refused_by_name():
+    from svmref._validation import check_scaled
+
+    with pytest.raises(ValueError, match=r"C = 5e-324 is too small: 1/C overflows"):
+        check_positive(5e-324, "C")
+    assert check_positive(1e-300, "C") == 1e-300
+    with pytest.raises(ValueError, match=r"C = 1e\+300 is too large: C x N x max\|K\| = C x 1e\+10 overflows"):
+        check_scaled(1e300, "C", 1e10, "N x max|K|")
+    with pytest.raises(ValueError, match=r"gamma = 1e-300 is too small: gamma x .* underflows"):
+        check_scaled(1e-300, "gamma", 1e-10, "N x max|K|")
+    assert check_scaled(1e6, "C", 1e3) == 1e6
+
+
+@pytest.mark.parametrize("fn, scale, match", [
+    (lambda A: kernels.rbf_kernel(A), 1e200, r"squared distances .* overflows float64: X has entries up to"),
+    (lambda A: kernels.gaussian_kernel(A), 1e200, r"overflows float64: X has entries up to"),
+    (lambda A: kernels.linear_kernel(A), 1e200, r"linear kernel .* overflows float64: X has entries up to"),
+    (lambda A: kernels.linear_kernel(A), 1e-200, r"underflows to 0 for every pair: X has entries up to"),
+    (lambda A: kernels.polynomial_kernel(A, d=4), 1e80, r"polynomial kernel .* overflows float64"),
+    (lambda A: kernels.rbf_kernel(A, Z * 1e200), 1.0, r"X has entries up to .* and Z up to"),
+])
+def test_kernel_overflow_is_refused_naming_the_data_and_scale(fn, scale, match):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # and no numpy RuntimeWarning on the way
+        with pytest.raises(ValueError, match=match):
+            fn(X * scale)
+
+
+def test_rbf_sigma_whose_square_underflows_is_refused_and_limits_are_exact():
+    with pytest.raises(ValueError, match=r"sigma = 1e-200 is out of range"):
+        kernels.rbf_kernel(X, sigma=1e-200)
+    K0 = kernels.rbf_kernel(X * 1e-200)  # all distances underflow: K = 11' exactly, a genuine limit
+    assert np.all(K0 == 1.0)
+    KI = kernels.rbf_kernel(X, sigma=1e-150)  # K = I exactly
+    assert np.array_equal(KI, np.eye(len(X)))
