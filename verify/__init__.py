@@ -5,8 +5,8 @@
 >>> print(report)              # a table, then success rate and shifted geometric means   # doctest: +SKIP
 >>> report.passed, report.to_records()                                                   # doctest: +SKIP
 
-Command line: ``svmref verify SPEC --formulation NAME [--suite NAME] [--tol T] [--json PATH]``
-(see :mod:`svmref.verify.cli`).
+Command line: ``svmref verify SPEC --formulation NAME [--suite NAME] [--tol T] [--json PATH] [--timeout S]
+[--n N] [--data FILE.csv]`` (see :mod:`svmref.verify.cli`; docs/verify.md has an annotated failing report).
 
 The contract a solver follows
 -----------------------------
@@ -21,15 +21,19 @@ The contract a solver follows
   ``f(x) = sum_i c_i k(x_i, x)`` (001 eq. (9)).
 * ``support_features``: ``f(X, y, C, mu)`` returning an object (or dict) with ``.lam`` and/or ``.a``,
   ``.b``; verify checks whatever is given (the dual (003 eq. (10)), the primal (5), or both).
-* If ``f`` has a parameter named ``tol``, verify passes it the tolerance it checks at.
+* If ``f`` has a parameter named ``tol``, verify passes it the tolerance it checks at (and each
+  record says so: ``solver_tol``).
+* The signature is checked once, before any instance runs (:func:`check_signature`,
+  :class:`SignatureError`); ``check(..., timeout=S)`` runs the solver in a worker process killed after
+  ``S`` seconds per instance (:mod:`svmref.verify.worker`).
 
 The arrays handed to the solver are copies: a solver that writes into them does not corrupt the check.
 
 What verify computes per instance
 ---------------------------------
 
-The reference (``formulations``: CLARABEL at tight tolerance, cross-checked by ECOS, the
-disagreement reported); the solver's objective and its relative gap; the KKT residuals of the
+The reference (``formulations``: CLARABEL at tight tolerance with its own certificate, an optional
+ECOS cross-check whose disagreement is reported); the solver's objective and its relative gap; the KKT residuals of the
 formulation, computed here with numpy (:mod:`svmref.verify.kkt`: dual feasibility box and equality,
 primal feasibility of the recovered primal, complementarity, stationarity); the duality gap between
 the recovered primal and the dual; the agreement of the decision function with the reference's on
@@ -43,7 +47,14 @@ Tolerances (``tol`` = 1e-6 by default, :data:`TOLERANCES`): objective gap, each 
 to the size of the terms of ``f(x_i)``) and the duality gap at ``tol``; the same KKT residuals in
 absolute margin units (``kkt_absolute``) and the decision function at ``sqrt(tol)``.
 
-Verdicts: ``pass``, ``fail``, ``error`` (the solver raised or returned something unusable), ``not convex``
+A failed instance also gets diagnoses in plain words, most severe first ("b is wrong" with its KKT
+interval, "box violated", "y'alpha != 0", "not optimal (objective gap ...)", "solved a different C"),
+the smallest one-digit ``tol`` at which it would pass (``would_pass_at_tol``; the report's
+``suite_tol`` for the whole suite), and ``hint: ...`` when it passes after a known convention change
+(``alpha -> y * alpha``, ``b -> -b``, a scaling, the neighbouring formulation).
+
+Verdicts: ``pass``, ``fail``, ``error`` (the solver raised or returned something unusable), ``timeout``
+(no answer within ``timeout``; a failure), ``not convex``
 (the kernel is not PSD: the reference does not apply) and ``no reference`` (the reference solver
 failed); the last two are reported, and count neither as passes nor as failures.
 """
