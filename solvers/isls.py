@@ -147,6 +147,7 @@ class _Data:
         self.colsq = np.einsum("ij,ij->j", K, K)           # ||K_:i||^2, for the drop rule
         self.Kyc = K @ self.yc                             # K_c' y_c = K' y_c  (y_c is centred)
         self.gram = {}                                     # dtype -> K_c'K_c, formed once when an m > N/2 set needs it
+        self.lowrank = None                                # (G, Lp) for a K of low numerical rank, False if not
 
     def kc_cols(self, S):
         """``K_c[:, S] = K[:, S] - 1 kmean_S'`` (a new N x m array)."""
@@ -247,6 +248,81 @@ def _solve_cholesky(D: _Data, S, a, c, dtype=np.float64):
     return v, res
 
 
+def _pivoted_cholesky(K: np.ndarray, tol: float, max_rank: int):
+    """``K ~ G G'`` (N x r) by greedy pivoted Cholesky; stops when ``trace(K - GG') <= tol``.
+
+    Returns ``G``, or None when the rank needed exceeds ``max_rank``.  At k = 32, 64, 128, ... the
+    residual trace's decay over the last k/2 steps is extrapolated geometrically; if even that
+    predicts more than ``2 max_rank`` steps the attempt is abandoned early (a kernel of full
+    numerical rank then costs 32-64 steps, not ``max_rank``).
+    """
+    N = K.shape[0]
+    d = np.array(np.diag(K), dtype=np.float64)
+    G = np.zeros((N, max_rank), order="F")      # column k written contiguously, G[:, :k] one BLAS operand
+    trace_at = {}
+    for k in range(max_rank):
+        tr = float(np.sum(np.maximum(d, 0.0)))
+        if tr <= tol:
+            return G[:, :k].copy()
+        trace_at[k] = tr
+        if k >= 32 and (k & (k - 1)) == 0:           # k a power of two
+            rho = (tr / trace_at[k // 2]) ** (2.0 / k)  # mean decay per step over the last k/2 steps
+            if rho >= 1.0 or k + np.log(tol / tr) / np.log(rho) > 2 * max_rank:
+                return None
+        p = int(np.argmax(d))
+        piv = d[p]
+        if piv <= 0.0:
+            return G[:, :k].copy()
+        g = K[:, p] - G[:, :k] @ G[p, :k]
+        g /= np.sqrt(piv)
+        G[:, k] = g
+        d -= g * g
+    return None
+
+
+def _lowrank_factor(D: _Data):
+    """``(G, Lp)`` with ``K ~ G G'`` (pivoted Cholesky to a residual trace of ``N u max K_ii``, rank <= N/4) and
+    ``Lp Lp' = G_c'G_c`` (``G_c`` = G with centred columns), so that ``K_c'K_c ~ (G Lp)(G Lp)'``; None when K is
+    not numerically of low rank (the attempt is abandoned early, see :func:`_pivoted_cholesky`)."""
+    K = D.K
+    N = D.N
+    G = _pivoted_cholesky(K, N * _U * float(np.max(np.diag(K))), max(1, N // 4))
+    if G is None or G.shape[1] == 0:
+        return None
+    Gc = G - G.mean(axis=0)[None, :]
+    w, Q = np.linalg.eigh(Gc.T @ Gc)
+    return G, Q * np.sqrt(np.maximum(w, 0.0))[None, :]
+
+
+def _solve_lowrank(D: _Data, S, a, c):
+    """(N) with ``M_lr = I + c F F'``, ``F = diag(a) G_S Lp`` (m x r), as the preconditioner of iterative refinement
+    against the exact operator: ``M_lr^-1 r = r - c F (I_r + c F'F)^-1 F' r`` costs O(m r) after an O(m r^2 + r^3)
+    set-up.  ``M - M_lr`` is ``c diag(a) (K_c'K_c - G_c-part)_SS diag(a)``, of norm about ``c a^2 ||K|| N u max K_ii``,
+    so refinement converges in a step or two when that is small, and the residual certifies the result either way.
+    Returns ``(v, rel_residual)``."""
+    G, Lp = D.lowrank
+    F = (a[:, None] * G[S]) @ Lp
+    T = np.eye(F.shape[1]) + c * (F.T @ F)
+    U, info = lapack.dpotrf(T, lower=0)
+    if info != 0:
+        return None, np.inf
+
+    def solve(r):
+        return r - c * (F @ lapack.dpotrs(U, F.T @ r, lower=0)[0])
+
+    g = c * a * D.Kyc[S]
+    v = solve(g)
+    res, prev = np.inf, np.inf
+    for _ in range(8):
+        r = g - v - c * D.apply_AcT_Ac(S, a, v)
+        res = float(np.linalg.norm(r)) / max(1.0, float(np.linalg.norm(v)))
+        if res <= _CERTIFY or not np.isfinite(res) or res > 0.5 * prev:
+            break
+        prev = res
+        v = v + solve(r)
+    return v, res
+
+
 def _weighted_step(D: _Data, a_full, C, kappa, stats=None):
     """Solve (3) with ``lambda_i = kappa / a_i^2`` (``a_i = 0``: pattern out of the model).
 
@@ -275,7 +351,13 @@ def _weighted_step(D: _Data, a_full, C, kappa, stats=None):
         v = _solve_qr(D, S, a, c)
     else:
         v, res, path = None, np.inf, "cholesky"
-        if cond * cond * _U32 <= 0.05:                    # float32 factor refined in float64 (half the flops)
+        if D.lowrank is None:
+            D.lowrank = _lowrank_factor(D) or False
+        if D.lowrank:                                     # K of low numerical rank: O(m r^2) preconditioner
+            v, res = _solve_lowrank(D, S, a, c)
+            path = "lowrank"
+        if (v is None or not res <= _CERTIFY) and cond * cond * _U32 <= 0.05:
+            # float32 factor refined in float64 (half the flops)
             v, res = _solve_cholesky(D, S, a, c, np.float32)
             path = "cholesky32"
         if v is None or not res <= _CERTIFY:

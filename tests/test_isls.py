@@ -25,7 +25,7 @@ import pytest
 import svmref.formulations as F
 import svmref.solvers.isls as isls_mod
 from svmref import load_dataset
-from svmref.kernels import rbf_kernel
+from svmref.kernels import kernel_matrix, rbf_kernel
 from svmref.solvers._result import ConvergenceWarning
 from svmref.solvers.isls import ISLSDivergenceError, isls_svm, solve_weighted_system
 from svmref.solvers.linear import ls_svm, ls_svm_regression
@@ -125,13 +125,31 @@ def test_cholesky_path_every_iteration_equals_cvxpy(task, precision, monkeypatch
     check_against_cvxpy(res, K, y, 5.0)
 
 
+def test_lowrank_path_every_iteration_equals_cvxpy_and_qr(monkeypatch):
+    """A kernel of low numerical rank (polynomial of degree 2 on 2-D data: rank <= 6): the pivoted-Cholesky
+    preconditioner with refinement against the exact K gives the iterates of (3) to 1e-8 and those of the QR path."""
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(40, 2))
+    K = kernel_matrix(X, kernel="poly", c=1.0, d=2)
+    y = np.where(X[:, 0] * X[:, 1] + 0.2 * rng.normal(size=40) > 0, 1.0, -1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        qr = isls_svm(K, y, 1.0, max_iter=8)
+        monkeypatch.setattr(isls_mod, "QR_MAX_M", 0)
+        low = isls_svm(K, y, 1.0, max_iter=8)
+    assert "lowrank" in low.info["path"]
+    for (a1, b1, _), (a2, b2, _) in zip(qr.history, low.history):
+        assert rel(a2, a1) < TOL["paths"] and abs(b2 - b1) < TOL["paths"] * max(1.0, abs(b1))
+    check_against_cvxpy(low, K, y, 1.0)
+
+
 @pytest.mark.parametrize("task", ["classification", "regression"])
 def test_cholesky_path_equals_qr_path(task, monkeypatch):
     X, K, y = make(N=60, seed=3, task=task)
     qr = isls_svm(K, y, 20.0, task=task)
     monkeypatch.setattr(isls_mod, "QR_MAX_M", 0)
     ch = isls_svm(K, y, 20.0, task=task)
-    assert set(qr.info["path"]) == {"qr"} and set(ch.info["path"]) <= {"cholesky32", "cholesky", "qr-fallback"}
+    assert set(qr.info["path"]) == {"qr"} and set(ch.info["path"]) <= {"lowrank", "cholesky32", "cholesky", "qr-fallback"}
     assert qr.n_iter == ch.n_iter
     for (a1, b1, _), (a2, b2, _) in zip(qr.history, ch.history):
         assert rel(a2, a1) < TOL["paths"] and abs(b2 - b1) < TOL["paths"] * max(1.0, abs(b1))
