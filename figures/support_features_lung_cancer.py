@@ -241,7 +241,7 @@ def compute(seed: int = DEFAULT_SEED, *, mus=None, C: float | None = None, tol: 
     """LOO error and selected features along the ``mu`` grid on the prepared Lung Cancer data (27 x 55).
 
     ``C=None`` chooses ``C`` by the LOO error at ``mu = 0`` over :data:`CS` (ties: the smaller ``C``).
-    ``mus`` defaults to ``tanh`` of 41 points ``0, 0.1, ..., 4`` (``fast``: 9 points ``0, 0.5, ..., 4``);
+    ``mus`` defaults to ``tanh`` of 81 points ``0, 0.05, ..., 4`` (``fast``: 9 points ``0, 0.5, ..., 4``);
     it must start at ``mu = 0`` (the SVM reference line). ``seed`` is recorded only: nothing is random.
     """
     from svmref.datasets import load_dataset, lung_cancer_attributes
