@@ -1,21 +1,29 @@
-"""Speed of the SMO engine against LIBSVM (scikit-learn's SVC, precomputed kernel), in one run.
+"""Speed of the SMO engine against LIBSVM (scikit-learn's SVC), ratios measured in one run (issue 12).
 
 Instance (issue 3): overlapping Gaussian blobs in d = 10 dimensions (see :func:`blobs`), RBF kernel
-``exp(-||x - z||^2 / sigma^2)`` with ``sigma^2 = d``, C = 1, labels +-1.
-The kernel matrix is computed once per N and given to both
-solvers, so the times compare the optimisers (plus their input checks), not the kernels.
+``exp(-||x - z||^2 / sigma^2)`` with ``sigma^2 = d``, labels +-1, tol = 1e-3 (LIBSVM's default).
+BLAS is pinned to one thread (threadpoolctl) for both sides; each time is the median of ``--repeat`` runs.
 
-Prints, for each N: our L1-SVM time, SVC's time at the same tol and their ratio (ours / SVC; < 1
-means faster), both objectives; then the iterations and times of all four duals with both
-working-set rules.  Run:
+Three tables:
 
-    python benchmarks/smo.py                    # N = 1000, 2000, 5000, 10000
-    python benchmarks/smo.py --n 1000 2000 --repeat 3
-    python benchmarks/smo.py --datasets heart titanic german   # 000 Table 2 sets, iterations only
+* ``precomputed``: the kernel matrix is computed once per N and given to both solvers (so the times compare the
+  optimisers): our L1 SMO (shrinking on and off) against ``SVC(kernel="precomputed")``, for each N and C;
+* ``raw``: raw X through :class:`svmref.solvers.smo.RawKernel` (LRU column cache) against ``SVC(kernel="rbf")``
+  with the same cache size in MB; with ``--rss`` each run is repeated in a subprocess to report its peak RSS;
+* ``adapters``: the L2, LS and Least 1-Norm adapters on the same K, as ratios to our own L1 time.
+
+Run::
+
+    python benchmarks/smo.py                                 # N = 5000 10000 20000, C = 1 10 100 (long)
+    python benchmarks/smo.py --n 5000 --C 1 10 --raw-n 5000 --repeat 3     # a reduced configuration
+    python benchmarks/smo.py --datasets heart titanic german # 000 Table 2 sets, iterations only
 """
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -31,28 +39,79 @@ def blobs(n: int, d: int = 10, seed: int = 0):
     return X, y
 
 
-def best_time(fn, repeat: int):
-    best, out = np.inf, None
+def median_time(fn, repeat: int):
+    times, out = [], None
     for _ in range(repeat):
         t = time.perf_counter()
         out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
+        times.append(time.perf_counter() - t)
+    return float(np.median(times)), out
+
+
+def _dual_of_svc(svc, K, y):
+    a = np.zeros(len(y))
+    a[svc.support_] = svc.dual_coef_[0] * y[svc.support_]
+    v = a * y
+    return 0.5 * float(v @ (K @ v)) - float(a.sum())
+
+
+def _warm_up(d):
+    from svmref.kernels import rbf_kernel
+    from svmref.solvers import smo
+
+    Xw, yw = blobs(60, d)
+    Kw = rbf_kernel(Xw, sigma=np.sqrt(d))
+    for name in ("l1_svm", "l2_svm", "ls_svm", "least_1norm_svm"):
+        getattr(smo, name)(Kw, yw, 1.0)
+    smo.l1_svm(smo.RawKernel(Xw, "rbf", sigma=np.sqrt(d)), yw, 1.0)
+
+
+def _raw_child(spec: str) -> None:
+    """Subprocess body for ``--rss``: one fit, then print its time and peak RSS (MB) as JSON."""
+    import resource
+
+    p = json.loads(spec)
+    X, y = blobs(p["n"], p["d"])
+    t = time.perf_counter()
+    if p["who"] == "ours":
+        from svmref.solvers import smo
+
+        smo.l1_svm(smo.RawKernel(X, "rbf", sigma=np.sqrt(p["d"]), cache_size=p["cache"]), y, p["C"], tol=p["tol"])
+    else:
+        from sklearn.svm import SVC
+
+        SVC(kernel="rbf", gamma=1.0 / p["d"], C=p["C"], tol=p["tol"], cache_size=p["cache"]).fit(X, y)
+    dt = time.perf_counter() - t
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    try:  # VmHWM belongs to this process image (ru_maxrss can carry the parent's high-water mark across fork)
+        with open("/proc/self/status") as fh:
+            rss = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:")) / 1024.0
+    except (OSError, StopIteration):
+        pass
+    print(json.dumps({"time": dt, "rss_mb": rss}))
 
 
 def main(argv=None) -> None:
+    if argv is None and len(sys.argv) > 2 and sys.argv[1] == "--raw-child":
+        _raw_child(sys.argv[2])
+        return
     from sklearn.svm import SVC
+    from threadpoolctl import threadpool_limits
 
     from svmref.kernels import rbf_kernel
     from svmref.solvers import smo
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, nargs="+", default=[1000, 2000, 5000, 10000])
+    ap.add_argument("--n", type=int, nargs="*", default=[5000, 10000, 20000], help="N of the precomputed table")
+    ap.add_argument("--C", type=float, nargs="+", default=[1.0, 10.0, 100.0])
+    ap.add_argument("--raw-n", type=int, nargs="*", default=[30000, 50000], help="N of the raw-X table")
+    ap.add_argument("--raw-C", type=float, default=1.0)
+    ap.add_argument("--cache", type=float, default=200.0, help="cache size in MB (both solvers, raw X)")
+    ap.add_argument("--adapters-n", type=int, default=5000, help="N of the adapters table (0: skip)")
     ap.add_argument("--d", type=int, default=10)
-    ap.add_argument("--C", type=float, default=1.0)
     ap.add_argument("--tol", type=float, default=1e-3)
-    ap.add_argument("--repeat", type=int, default=1, help="best of this many runs per timing")
-    ap.add_argument("--no-duals", action="store_true", help="skip the four-duals x two-rules table")
+    ap.add_argument("--repeat", type=int, default=3, help="median of this many runs per timing")
+    ap.add_argument("--rss", action="store_true", help="raw X: also peak RSS of each run, in a subprocess")
     ap.add_argument("--datasets", nargs="*", default=[],
                     help="000 Table 2 sets (e.g. heart titanic german breast): iterations of the four "
                          "duals x two rules, features standardised, RBF sigma^2 = d, C in --data-C")
@@ -61,43 +120,71 @@ def main(argv=None) -> None:
     if args.datasets:
         dataset_tables(args.datasets, args.data_C, args.tol)
         return
+    with threadpool_limits(1):
+        _warm_up(args.d)
+        print(f"# blobs d={args.d}, RBF sigma^2={args.d}, tol={args.tol:g}, median of {args.repeat}, BLAS 1 thread")
+        if args.n:
+            print("\n## precomputed K: our L1 SMO vs SVC(kernel='precomputed') (ratio < 1: ours faster)")
+            print(f"{'N':>6} {'C':>6} {'ours[s]':>9} {'noshrink[s]':>11} {'SVC[s]':>9} {'ratio':>7} {'ratio_ns':>8} "
+                  f"{'it(ours)':>9} {'it(SVC)':>9} {'D(ours)-D(SVC)':>15}")
+            for n in args.n:
+                X, y = blobs(n, args.d)
+                K = rbf_kernel(X, sigma=np.sqrt(args.d))
+                for C in args.C:
+                    t_o, r = median_time(lambda: smo.l1_svm(K, y, C, tol=args.tol), args.repeat)
+                    t_n, _ = median_time(lambda: smo.l1_svm(K, y, C, tol=args.tol, shrinking=False), args.repeat)
+                    svc = SVC(kernel="precomputed", C=C, tol=args.tol, shrinking=True)
+                    t_s, _ = median_time(lambda: svc.fit(K, y), args.repeat)
+                    dd = r.objective - _dual_of_svc(svc, K, y)
+                    print(f"{n:>6} {C:>6g} {t_o:>9.3f} {t_n:>11.3f} {t_s:>9.3f} {t_o / t_s:>7.2f} {t_n / t_s:>8.2f} "
+                          f"{r.n_iter:>9d} {int(svc.n_iter_[0]):>9d} {dd:>15.3e}", flush=True)
+                K = None
+        if args.raw_n:
+            print(f"\n## raw X: our L1 SMO through RawKernel vs SVC(kernel='rbf'), cache {args.cache:g} MB each, "
+                  f"C={args.raw_C:g}")
+            print(f"{'N':>6} {'ours[s]':>9} {'SVC[s]':>9} {'ratio':>7} {'cols':>9} {'rss_ours':>9} {'rss_SVC':>9}")
+            for n in args.raw_n:
+                X, y = blobs(n, args.d)
+                raw = None
 
-    # warm-up: load (or compile, the first time on this machine) the numba loops
-    Xw, yw = blobs(50, args.d)
-    Kw = rbf_kernel(Xw, sigma=np.sqrt(args.d))
-    for w in smo.WSS:
-        smo.l1_svm(Kw, yw, args.C, wss=w)
+                def ours():
+                    nonlocal raw
+                    raw = smo.RawKernel(X, "rbf", sigma=np.sqrt(args.d), cache_size=args.cache)
+                    return smo.l1_svm(raw, y, args.raw_C, tol=args.tol)
 
-    print(f"# blobs d={args.d}, RBF sigma^2={args.d}, C={args.C:g}, tol={args.tol:g}, best of {args.repeat}")
-    print(f"{'N':>6} {'ours[s]':>9} {'SVC[s]':>9} {'ratio':>7} {'it(ours)':>9} {'it(SVC)':>9} "
-          f"{'D(ours)':>14} {'D(SVC)':>14}")
-    tables = []
-    for n in args.n:
-        X, y = blobs(n, args.d)
-        K = rbf_kernel(X, sigma=np.sqrt(args.d))
-        t_ours, r = best_time(lambda: smo.l1_svm(K, y, args.C, tol=args.tol), args.repeat)
-        svc = SVC(kernel="precomputed", C=args.C, tol=args.tol, shrinking=True)
-        t_svc, _ = best_time(lambda: svc.fit(K, y), args.repeat)
-        a = np.zeros(n)
-        a[svc.support_] = svc.dual_coef_[0] * y[svc.support_]
-        v = a * y
-        d_svc = 0.5 * float(v @ (K @ v)) - float(a.sum())
-        print(f"{n:>6} {t_ours:>9.3f} {t_svc:>9.3f} {t_ours / t_svc:>7.2f} {r.n_iter:>9d} "
-              f"{int(svc.n_iter_[0]):>9d} {r.objective:>14.6f} {d_svc:>14.6f}", flush=True)
-        if not args.no_duals:
-            rows = []
+                svc = SVC(kernel="rbf", gamma=1.0 / args.d, C=args.raw_C, tol=args.tol, cache_size=args.cache)
+                t_o, _ = median_time(ours, args.repeat)
+                t_s, _ = median_time(lambda: svc.fit(X, y), args.repeat)
+                rss = ["-", "-"]
+                if args.rss:
+                    for k, who in enumerate(("ours", "svc")):
+                        spec = json.dumps({"who": who, "n": n, "d": args.d, "cache": args.cache, "C": args.raw_C,
+                                           "tol": args.tol})
+                        out = subprocess.run([sys.executable, __file__, "--raw-child", spec], capture_output=True,
+                                             text=True, check=True, env={**_env(), "OMP_NUM_THREADS": "1",
+                                                                         "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
+                        rss[k] = f"{json.loads(out.stdout.strip().splitlines()[-1])['rss_mb']:.0f}MB"
+                print(f"{n:>6} {t_o:>9.3f} {t_s:>9.3f} {t_o / t_s:>7.2f} {raw.cache_info()['columns_computed']:>9d} "
+                      f"{rss[0]:>9} {rss[1]:>9}", flush=True)
+        if args.adapters_n:
+            n = args.adapters_n
+            X, y = blobs(n, args.d)
+            K = rbf_kernel(X, sigma=np.sqrt(args.d))
+            print(f"\n## adapters on the same K (N={n}), time and iterations relative to our L1, C = {args.C[0]:g}")
+            print(f"{'dual':>16} {'time[s]':>9} {'ratio':>7} {'iter':>9} {'newton':>7} {'#free':>6}")
+            t1 = None
             for name in ("l1_svm", "l2_svm", "ls_svm", "least_1norm_svm"):
-                for w in smo.WSS:
-                    f = getattr(smo, name)
-                    tt, rr = best_time(lambda: f(K, y, args.C, tol=args.tol, wss=w), args.repeat)
-                    rows.append((name, w, rr.n_iter, tt, rr.objective, rr.n_sv))
-            tables.append((n, rows))
-        K = None  # free the N x N matrix before the next size
-    for n, rows in tables:
-        print(f"\n# N={n}: four duals x two working-set rules (tol={args.tol:g})")
-        print(f"{'dual':>16} {'wss':>7} {'iter':>9} {'time[s]':>9} {'D(alpha)':>14} {'#SV':>6}")
-        for name, w, it, tt, obj, nsv in rows:
-            print(f"{name:>16} {w:>7} {it:>9d} {tt:>9.3f} {obj:>14.6f} {nsv:>6d}")
+                f = getattr(smo, name)
+                tt, rr = median_time(lambda: f(K, y, args.C[0], tol=args.tol), args.repeat)
+                t1 = tt if t1 is None else t1
+                print(f"{name:>16} {tt:>9.3f} {tt / t1:>7.2f} {rr.n_iter:>9d} {rr.info['newton_steps']:>7d} "
+                      f"{rr.n_free:>6d}", flush=True)
+
+
+def _env():
+    import os
+
+    return dict(os.environ)
 
 
 def dataset_tables(names, C_values, tol) -> None:

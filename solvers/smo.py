@@ -93,7 +93,7 @@ REFRESH_TOL = 1e-5
 PSD_RTOL = 1e-10
 
 #: Dense kernels up to this size are scanned for PSD (a Cholesky factorisation) before solving.
-PSD_SCAN_MAX_N = 2000
+PSD_SCAN_MAX_N = 1000
 
 #: SMO iterations between Newton steps on the free variables: ``max(NEWTON_EVERY, 50 M)``.
 NEWTON_EVERY = 200_000
