@@ -197,3 +197,22 @@ def test_within_flag_and_missing_std():
     rows0 = [dict(r, dataset="heart", model="ls_svm") for r in rows]
     cells0 = {c["metric"]: c for c in summarize(mod0, rows0)}
     assert cells0["error_pct"]["within_paper_std"] is True  # |13.0 - 15.6| <= 3.2
+
+
+def test_tasks_run_with_one_blas_thread_for_every_loaded_blas(monkeypatch):
+    """threadpoolctl limits only libraries already loaded: scipy's own OpenBLAS must be loaded first."""
+    from threadpoolctl import threadpool_info
+
+    from svmref.figures.tables import _runner
+
+    seen = {}
+
+    def probe(module, kind, task, in_worker=True):
+        import scipy.linalg  # noqa: F401  (the solvers' BLAS)
+
+        seen["threads"] = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+        return {}
+
+    monkeypatch.setattr(_runner, "_execute", probe)
+    list(_runner._Executor(jobs=1).map("unused", "split", [{}]))
+    assert seen["threads"] and all(n == 1 for n in seen["threads"])
