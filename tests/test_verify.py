@@ -942,3 +942,25 @@ def test_from_data_builds_an_instance_from_a_csv(tmp_path):
     assert verify.check(svc_l1, "l1_svm", [inst], TOL).passed
     with pytest.raises(ValueError, match="two classes"):
         from_data(X2, np.arange(50.0), "l1_svm")
+
+
+def test_spawn_worker_imports_the_solver_by_name(tmp_path):
+    """Where there is no fork, the worker is spawned and imports SPEC itself (here forced on Linux)."""
+    from svmref.verify.worker import Runner
+
+    p = tmp_path / "spawned.py"
+    p.write_text("import time\n\ndef ok(K, y, C):\n    return [0.0] * len(y), 0.0\n\n"
+                 "def hang(K, y, C):\n    time.sleep(60)\n")
+    K, y = np.eye(4), np.array([1.0, -1.0, 1.0, -1.0])
+    with Runner(None, timeout=30, spec=f"{p}:ok") as r:
+        r.method = "spawn"
+        out = r.call((K, y, 1.0), {})
+    assert out.kind == "ok" and list(out.value[0]) == [0.0] * 4
+    with Runner(None, timeout=0.5, spec=f"{p}:hang") as r:
+        r.method = "spawn"
+        out = r.call((K, y, 1.0), {})  # the clock starts once the worker has imported: 0.5 s is enough
+    assert out.kind == "timeout"
+    with Runner(None, timeout=30, spec=f"{p}:missing") as r:
+        r.method = "spawn"
+        out = r.call((K, y, 1.0), {})
+    assert out.kind == "died" and "has no attribute" in out.message

@@ -193,16 +193,20 @@ def _instances(args, opts, formulation):
 
 
 def _printer(args):
+    """The callback that prints each row as its instance finishes (the heading at once, when called)."""
+    from .report import Report
+
     state = {"header": False}
 
-    def on_record(rec):
+    def on_record(rec=None):
         if args.quiet:
             return
-        from .report import Report
-
         if not state["header"]:
             print(Report.header())
             state["header"] = True
+            sys.stdout.flush()
+        if rec is None:
+            return
         print(rec.row())
         for line in rec.details():
             print(line)
@@ -281,6 +285,7 @@ def _run(args, opts, parser) -> int:
         check_signature(fn, form, name=args.spec)
     except SignatureError as exc:
         raise UsageError(str(exc)) from None
+    on_record()  # the heading now: the first row may take a while
     report = check(fn, form, insts, opts["tol"], name=args.spec, timeout=opts["timeout"], spec=args.spec,
                    on_record=on_record)
     return _finish(report, args, opts)

@@ -388,6 +388,10 @@ def _diagnose(formulation, task, inst, ans, r, values, tols, ref, tol) -> list[s
     return out
 
 
+#: Above this N the "different kernel" guess (a copy of K) is skipped.
+_MAX_N_KERNEL_GUESS = 5000
+
+
 def _other_problem(formulation, task, inst, ans, tol, tols) -> str:
     """'solved a different C/gamma/kernel' when the answer satisfies the KKT conditions of one."""
     h = dict(inst.hyper)
@@ -412,7 +416,7 @@ def _other_problem(formulation, task, inst, ans, tol, tols) -> str:
         _, vals, _ = _evaluate(formulation, task, inst, ans, None, tol, hyper={**h, "C": c2}, compare=False)
         if _self_consistent(vals, tols):
             return f"solved a different C: the answer satisfies the KKT conditions for C = {c2:.6g}, not C = {C:g}"
-    if task in ("box", "regression"):
+    if task in ("box", "regression") and N <= _MAX_N_KERNEL_GUESS:
         shifted = kkt.BOX_DUALS[formulation].shift
         K2 = inst.K - np.eye(N) / C if shifted else inst.K + np.eye(N) / C
         _, vals, _ = _evaluate(formulation, task, inst, ans, None, tol, K=K2, compare=False)

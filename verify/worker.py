@@ -30,6 +30,9 @@ __all__ = ["Runner", "Outcome"]
 
 _CONTRACT_ATTRS = ("alpha", "b", "c", "lam", "a", "status")
 
+#: Seconds a worker may take to start (a spawn worker imports numpy, svmref and the solver's module).
+_START_LIMIT = 300.0
+
 
 @dataclass
 class Outcome:
@@ -81,9 +84,14 @@ def _portable(out):
 def _worker_main(solver, spec, conn) -> None:  # pragma: no cover - runs in the child process
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if solver is None:
-        from .cli import load_spec
+        try:
+            from .cli import load_spec
 
-        solver = load_spec(spec)
+            solver = load_spec(spec)
+        except Exception as exc:
+            conn.send(("failed", f"{type(exc).__name__}: {exc}"))
+            return
+    conn.send(("ready", ""))
     while True:
         try:
             msg = conn.recv()
@@ -133,7 +141,8 @@ class Runner:
     def isolated(self) -> bool:
         return self.method is not None
 
-    def _start(self) -> None:
+    def _start(self) -> str:
+        """Start the worker; returns "" when it is ready, else why it is not."""
         ctx = mp.get_context(self.method)
         parent, child = ctx.Pipe()
         solver = None if (self.method == "spawn" and self.spec) else self.solver
@@ -144,12 +153,23 @@ class Runner:
             proc.start()
         child.close()
         self._proc, self._conn = proc, parent
+        # the clock of --timeout starts when the worker is ready (a spawn worker imports first)
+        try:
+            state, msg = parent.recv() if parent.poll(_START_LIMIT) else ("failed", f"not ready in {_START_LIMIT:g} s")
+        except (EOFError, OSError):
+            state, msg = "failed", f"the worker process ended while starting (exit code {proc.exitcode})"
+        if state != "ready":
+            self.kill()
+            return msg
+        return ""
 
     def call(self, args, kwargs) -> Outcome:
         if not self.isolated:
             return _call(self.solver, args, kwargs)
         if self._proc is None or not self._proc.is_alive():
-            self._start()
+            why = self._start()
+            if why:
+                return Outcome("died", message=f"the solver's worker process could not start: {why}")
         t0 = time.perf_counter()
         try:
             self._conn.send((args, kwargs))
