@@ -233,7 +233,9 @@ def _evaluate(formulation, task, inst, ans, ref, eps, *, K=None, hyper=None, com
     h = dict(inst.hyper if hyper is None else hyper)
     Km = inst.K if K is None else K
     with np.errstate(all="ignore"):
-        if task == "rls":
+        if formulation in kkt.EXTRA_RESIDUALS:  # a self-contained block (e.g. epsilon-SVR) registered in kkt
+            r = kkt.EXTRA_RESIDUALS[formulation](Km, inst.y, h, ans, eps)
+        elif task == "rls":
             r = kkt.rls_residuals(Km, inst.y, h["gamma"], ans["c"])
         elif task == "features":
             r = kkt.support_features_residuals(inst.X, inst.y, h["C"], h["mu"], ans["lam"], ans["a"], ans["b"], eps=eps)
@@ -416,7 +418,7 @@ def _other_problem(formulation, task, inst, ans, tol, tols) -> str:
         _, vals, _ = _evaluate(formulation, task, inst, ans, None, tol, hyper={**h, "C": c2}, compare=False)
         if _self_consistent(vals, tols):
             return f"solved a different C: the answer satisfies the KKT conditions for C = {c2:.6g}, not C = {C:g}"
-    if task in ("box", "regression") and N <= _MAX_N_KERNEL_GUESS:
+    if task in ("box", "regression") and formulation in kkt.BOX_DUALS and N <= _MAX_N_KERNEL_GUESS:
         shifted = kkt.BOX_DUALS[formulation].shift
         K2 = inst.K - np.eye(N) / C if shifted else inst.K + np.eye(N) / C
         _, vals, _ = _evaluate(formulation, task, inst, ans, None, tol, K=K2, compare=False)

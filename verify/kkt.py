@@ -47,11 +47,18 @@ __all__ = [
     "sparse_ls_svm_residuals",
     "support_features_residuals",
     "b_interval",
+    "EXTRA_RESIDUALS",
 ]
 
 #: The residual names, in the order the report prints them.
 RESIDUALS = ("box", "equality", "primal_feasibility", "complementarity", "stationarity", "kkt_absolute",
              "duality_gap")
+
+#: Residual functions of formulations outside the families below, registered by their own self-contained
+#: block: ``EXTRA_RESIDUALS[name] = f(K, y, hyper, answer, eps) -> Residuals`` with ``hyper`` the instance's
+#: hyperparameters (``{"C": ..., "epsilon": ...}``) and ``answer`` the parsed ``{"alpha": ..., "b": ...}``.
+#: :func:`svmref.verify.check` consults it first.
+EXTRA_RESIDUALS: dict = {}
 
 #: An ``alpha_i`` within ``EPS_ACTIVE * C`` of a bound counts as *at* that bound (eps-active set).
 EPS_ACTIVE = 1e-9
