@@ -102,6 +102,7 @@ def _one_line_error(err: str, option: str) -> None:
     (["--n", "2"], "--n"),
     (["--n", "3.5"], "--n"),
     (["--n", "100", "--suite", "real"], "--n"),
+    (["--n", "10000000"], "--n"),                 # a 10^7 x 10^7 kernel cannot fit
     (["--data", "{tmp}/missing.csv"], "--data"),
     (["--C", "2"], "--C"),
 ])

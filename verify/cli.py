@@ -173,23 +173,38 @@ def _options(args) -> dict:
 
 def _instances(args, opts, formulation):
     """The instances to run: a suite (maybe rescaled), or the user's --data."""
+    from svmref._validation import check_kernel_memory
     from svmref.cli import UsageError
 
     from .instances import from_data, load_csv, suite
 
+    size = opts["n"]
     if args.data is None:
-        return suite(args.suite, formulation, n=opts["n"])
+        if size is not None:
+            _fits(check_kernel_memory, size, "--n")
+        return suite(args.suite, formulation, n=size)
     try:
         X, y = load_csv(args.data)
     except OSError as exc:
         raise UsageError(f"--data: cannot read {args.data!r} ({exc.strerror or exc})") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise UsageError(f"--data: {args.data!r}: {exc}") from None
+    _fits(check_kernel_memory, X.shape[0], "--data")
     try:
         name = "data-" + os.path.splitext(os.path.basename(args.data))[0]
         return [from_data(X, y, formulation, C=opts["C"], sigma=opts["sigma"], name=name)]
     except ValueError as exc:
         raise UsageError(f"--data: {args.data!r}: {exc}") from None
+
+
+def _fits(check_kernel_memory, n: int, option: str) -> None:
+    """verify (and its reference) hold a dense N x N kernel: refuse sizes that cannot fit, naming the option."""
+    from svmref.cli import UsageError
+
+    try:
+        check_kernel_memory(n)
+    except MemoryError as exc:
+        raise UsageError(f"{option}: {exc}") from None
 
 
 def _printer(args):
@@ -249,6 +264,7 @@ def _run(args, opts, parser) -> int:
         if args.data is not None:
             raise UsageError("--data goes with one SPEC, not --all")
         report = Report(tol=opts["tol"])
+        on_record()
         for spec, form in _registry().items():
             if args.formulation and form != args.formulation:
                 continue
