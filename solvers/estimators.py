@@ -141,7 +141,9 @@ _CLASSIFIER_ATTRS = """classes_ : ndarray of shape (n_classes,)
         Number of features seen in ``fit`` (``n_samples`` with ``kernel="precomputed"``).
     pairs_, estimators_ : ndarray of shape (n_pairs, 2), list of estimators
         More than two classes only: the class-index pairs ``(i, j)`` and the binary model of each
-        (``classes_[j]`` is +1)."""
+        (``classes_[j]`` is +1). Then ``intercept_``, ``n_iter_`` and ``status_`` are arrays over the
+        pairs, ``support_`` is the union of the pairs' support vectors, and the other binary attributes
+        live on ``estimators_[k]``."""
 
 
 def _doc(**parts):
@@ -168,6 +170,9 @@ class _Base(BaseEstimator):
                 raise InvalidParameterError(
                     f"The {name!r} parameter of {type(self).__name__} must be {expected}; got {value!r}.")
 
+    def _check_fit_X(self, X):
+        """Hook: checks of the training X beyond ``validate_data`` (the square kernel when precomputed)."""
+
     def _reset(self):
         """Forget a previous fit (a refit on other data must not keep stale attributes)."""
         for name in [a for a in vars(self) if (a.endswith("_") and not a.startswith("_")) or a == "_pair_rows"]:
@@ -182,6 +187,11 @@ class _KernelMixin:
         tags.input_tags.pairwise = self.kernel == "precomputed"
         return tags
 
+    def _check_fit_X(self, X):
+        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
+            raise ValueError(f"X must be a square kernel matrix (n_samples, n_samples) with kernel='precomputed'; "
+                             f"got shape {X.shape}")
+
     def _resolve_sigma(self, X):
         if self.sigma != "scale":
             return float(self.sigma)
@@ -194,15 +204,12 @@ class _KernelMixin:
     def _kernel(self, X, train=True):
         """Kernel matrix for training (``K(X, X)``; fixes ``sigma_``) or prediction (``K(X, support_vectors_)``).
 
-        With ``kernel="precomputed"`` ``X`` already is the kernel: it is checked (square in training)
-        and, for prediction, restricted to the support columns.
+        The one place where the estimators build kernels. With ``kernel="precomputed"`` ``X`` already is the
+        kernel (square in training, checked by ``fit``); for prediction it is restricted to the support columns.
         """
         if train:
             self.sigma_ = self._resolve_sigma(X)
             if self.kernel == "precomputed":
-                if X.shape[0] != X.shape[1]:
-                    raise ValueError(f"X must be a square kernel matrix (n_samples, n_samples) with kernel='precomputed'; "
-                                     f"got shape {X.shape}")
                 return X
         elif self.kernel == "precomputed":
             return X[:, self.support_]
@@ -238,10 +245,7 @@ class _KernelMixin:
 
 
 class _Classifier(ClassifierMixin, _Base):
-    """Binary fit by ``_fit_binary(X, y_pm1, K)``; one-vs-one over it for more than two classes."""
-
-    def _kernel_or_none(self, X):
-        return self._kernel(X) if isinstance(self, _KernelMixin) else None
+    """Binary fit by ``_fit_binary(X, y_pm1)``; one-vs-one over it for more than two classes."""
 
     def _rows(self, X, rows):
         return X[rows]
@@ -259,15 +263,18 @@ class _Classifier(ClassifierMixin, _Base):
         self._validate_params()
         self._reset()
         X, y = validate_data(self, X, y, dtype=np.float64)
+        self._check_fit_X(X)
         check_classification_targets(y)
         classes, y_idx = np.unique(y, return_inverse=True)
         if classes.shape[0] < 2:
             raise ValueError(f"{type(self).__name__} needs at least two classes in y; got 1 class ({classes[0]!r})")
-        K = self._kernel_or_none(X)
         self.classes_ = classes
         if classes.shape[0] == 2:
-            self._fit_binary(X, np.where(y_idx == 1, 1.0, -1.0), K)
+            self._fit_binary(X, np.where(y_idx == 1, 1.0, -1.0))
             return self
+        kernel = isinstance(self, _KernelMixin)
+        if kernel:
+            self.sigma_ = self._resolve_sigma(X)  # one width for all pairs, resolved on all the data
         pairs = np.array(list(combinations(range(classes.shape[0]), 2)))
         self.pairs_ = pairs
         self.estimators_ = []
@@ -275,12 +282,12 @@ class _Classifier(ClassifierMixin, _Base):
         for i, j in pairs:
             rows = np.flatnonzero((y_idx == i) | (y_idx == j))
             est = clone(self)
+            if kernel and self.sigma_ is not None:
+                est.set_params(sigma=self.sigma_)
             est.classes_ = classes[[i, j]]
             Xp = self._rows(X, rows)
             est.n_features_in_ = Xp.shape[1]
-            if K is not None:
-                est.sigma_ = self.sigma_
-            est._fit_binary(Xp, np.where(y_idx[rows] == j, 1.0, -1.0), None if K is None else K[np.ix_(rows, rows)])
+            est._fit_binary(Xp, np.where(y_idx[rows] == j, 1.0, -1.0))
             self.estimators_.append(est)
             self._pair_rows.append(rows)
         self.intercept_ = np.array([e.intercept_ for e in self.estimators_])
@@ -332,7 +339,7 @@ class _KernelClassifier(_KernelMixin, _Classifier):
 
 
 class _Regressor(RegressorMixin, _Base):
-    """Fit by ``_fit_target(X, y, K)`` on (optionally standardised) targets; ``predict`` and ``score``."""
+    """Fit by ``_fit_target(X, y)`` on (optionally standardised) targets; ``predict`` and ``score``."""
 
     def fit(self, X, y):
         """Fit on ``X`` (n_samples, n_features) and real targets ``y`` (n_samples,).
@@ -344,6 +351,7 @@ class _Regressor(RegressorMixin, _Base):
         self._validate_params()
         self._reset()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        self._check_fit_X(X)
         y = np.asarray(y, dtype=np.float64)
         mean, scale = 0.0, 1.0
         if self.standardize_y:
@@ -351,7 +359,7 @@ class _Regressor(RegressorMixin, _Base):
             if not scale > 0.0:
                 scale = 1.0  # constant targets: centre only
         self.y_mean_, self.y_scale_ = mean, scale
-        self._fit_target(X, (y - mean) / scale, self._kernel(X))
+        self._fit_target(X, (y - mean) / scale)
         # back to the units of y: f(x) = scale * (sum coef_i k(x_i, x) + b) + mean
         self.alpha_ = scale * self.alpha_
         self.dual_coef_ = scale * self.dual_coef_
@@ -393,10 +401,10 @@ class _SMOClassifier(_KernelClassifier):
         self.max_iter = max_iter
         self.decision_function_shape = decision_function_shape
 
-    def _fit_binary(self, X, ys, K):
+    def _fit_binary(self, X, ys):
         from svmref.solvers import smo
 
-        res = getattr(smo, self._solver)(K, ys, self.C, tol=self.tol, wss=self.wss, max_iter=self.max_iter)
+        res = getattr(smo, self._solver)(self._kernel(X), ys, self.C, tol=self.tol, wss=self.wss, max_iter=self.max_iter)
         self._store(X, res.alpha * ys, res.b, res, res.alpha)
 
 
@@ -421,19 +429,23 @@ _SMO_ATTRS = """alpha_ : ndarray of shape (n_samples,)
     support_vectors_ : ndarray of shape (n_SV, n_features)
         Those patterns (empty with ``kernel="precomputed"``).
     intercept_ : float
-        The bias b (LIBSVM's -rho: mean over the free variables).
+        The bias b ({bias}).
     n_iter_ : int
         SMO pair steps.
     status_ : str
-        ``"optimal"`` or ``"max_iter_reached"``; ``result_`` is the solver's :class:`~svmref.solvers.smo.SMOResult`.
+        The solver's status (``"optimal"``, ``"max_iter_reached"`` or ``"numerical_issue"``); ``result_`` is
+        its result object (:class:`~svmref.solvers.smo.SMOResult`{result}).
     sigma_ : float or None
         The kernel width used.
     {classifier_attrs}"""
 
 
+_SMO_BIAS = "LIBSVM's -rho: the mean over the free variables, the midpoint rule when none is free"
+
+
 def _smo_doc(dual):
     return _doc(params=_SMO_PARAMS.format(kernel_params=_KERNEL_PARAMS % {"kernel": "rbf"}, shape_param=_SHAPE_PARAM),
-                attrs=_SMO_ATTRS.format(dual=dual, classifier_attrs=_CLASSIFIER_ATTRS))
+                attrs=_SMO_ATTRS.format(dual=dual, classifier_attrs=_CLASSIFIER_ATTRS, bias=_SMO_BIAS, result=""))
 
 
 @_smo_doc("the L1-SVM dual (003 eq. (3)), in [0, C]")
@@ -536,7 +548,9 @@ class LeastOneNormSVC(_SMOClassifier):
         runs SMO on the dual (000 eq. (2), stopping rule (10); :func:`svmref.solvers.smo.ls_svm`). ``tol``,
         ``wss`` and ``max_iter`` apply to ``'smo'`` only.
     tol : float > 0""", 1),
-    attrs=_SMO_ATTRS.format(dual="the LS-SVM dual (000 eq. (2)), free", classifier_attrs=_CLASSIFIER_ATTRS).replace(
+    attrs=_SMO_ATTRS.format(dual="the LS-SVM dual (000 eq. (2)), free", classifier_attrs=_CLASSIFIER_ATTRS,
+                            bias="from the KKT system (000 eq. (7)), or SMO's as in L1SVC",
+                            result=", or :class:`~svmref.solvers.linear.LinearResult` for the direct solve").replace(
         "SMO pair steps.", "SMO pair steps (``solver='smo'``), 1 for the direct solve."))
 class LSSVC(_SMOClassifier):
     """LS-SVM classifier (000 eqs. (1)-(2), (7)).
@@ -574,7 +588,8 @@ class LSSVC(_SMOClassifier):
                          tol=tol, wss=wss, max_iter=max_iter, decision_function_shape=decision_function_shape)
         self.solver = solver
 
-    def _fit_binary(self, X, ys, K):
+    def _fit_binary(self, X, ys):
+        K = self._kernel(X)
         if self.solver == "smo":
             from svmref.solvers import smo
 
@@ -642,10 +657,10 @@ class RLSClassifier(_KernelClassifier):
         self.theta = theta
         self.decision_function_shape = decision_function_shape
 
-    def _fit_binary(self, X, ys, K):
+    def _fit_binary(self, X, ys):
         from svmref.solvers import linear
 
-        res = linear.rls(K, ys, self.gamma)
+        res = linear.rls(self._kernel(X), ys, self.gamma)
         self._store(X, res.c, None, res, res.c)
 
 
@@ -686,10 +701,10 @@ _ISLS_ATTRS = """alpha_ : ndarray of shape (n_samples,)
 
 
 class _ISLS:
-    def _isls(self, X, y, K, task):
+    def _isls(self, X, y, task):
         from svmref.solvers import isls
 
-        res = isls.isls_svm(K, y, self.C, task=task, tol=self.tol, max_iter=self.max_iter,
+        res = isls.isls_svm(self._kernel(X), y, self.C, task=task, tol=self.tol, max_iter=self.max_iter,
                             sv_threshold=self.sv_threshold)
         coef = np.zeros_like(res.alpha)
         coef[res.support_] = res.alpha[res.support_]  # the final model uses the support vectors only (004 §4)
@@ -742,8 +757,8 @@ class ISLSSVC(_ISLS, _KernelClassifier):
         self.sv_threshold = sv_threshold
         self.decision_function_shape = decision_function_shape
 
-    def _fit_binary(self, X, ys, K):
-        self._isls(X, ys, K, "classification")
+    def _fit_binary(self, X, ys):
+        self._isls(X, ys, "classification")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -823,10 +838,10 @@ class LSSVR(_KernelRegressor):
         self.theta = theta
         self.standardize_y = standardize_y
 
-    def _fit_target(self, X, y, K):
+    def _fit_target(self, X, y):
         from svmref.solvers import linear
 
-        res = linear.ls_svm_regression(K, y, self.C)
+        res = linear.ls_svm_regression(self._kernel(X), y, self.C)
         self._store(X, res.alpha, res.b, res, res.alpha)
 
 
@@ -877,8 +892,8 @@ class ISLSSVR(_ISLS, _KernelRegressor):
         self.sv_threshold = sv_threshold
         self.standardize_y = standardize_y
 
-    def _fit_target(self, X, y, K):
-        self._isls(X, y, K, "regression")
+    def _fit_target(self, X, y):
+        self._isls(X, y, "regression")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -947,7 +962,7 @@ class SupportFeaturesClassifier(_Classifier):
         self.max_iter = max_iter
         self.decision_function_shape = decision_function_shape
 
-    def _fit_binary(self, X, ys, K):
+    def _fit_binary(self, X, ys):
         from svmref.solvers.support_features import support_features
 
         res = support_features(X, ys, self.C, self.mu, tol=self.tol, max_iter=self.max_iter)
