@@ -26,9 +26,11 @@ a ridge regression with an unpenalised intercept.  Eliminating ``b`` (``b = mean
 ``M = I + c A_c'A_c`` has every eigenvalue >= 1, so ``||v - v_computed|| <= ||residual of (N)||``: the
 residual certifies the iterate.  Paths: for a small active set the least-squares form of (N),
 ``min || [sqrt(c) A_c; I] v - [sqrt(c) y_c; 0] ||`` by Householder QR (never squares A's condition);
-for a large one the Cholesky factor of ``M`` (``A_c'A_c`` from one product ``K_c K_c``, BLAS ``syrk``, while
-``m > N/2``) plus iterative refinement against the operator, falling back to QR when refinement does not
-certify the iterate.  ``alpha`` is ``a * v`` (never ``a^2 (K beta)``, which multiplies the rounding error of
+for a large one a factorisation of ``M`` or of an approximation to it -- a low-rank Woodbury form when K is
+numerically of low rank (pivoted Cholesky), else a float32 Cholesky (``A_c'A_c`` from one product ``K_c'K_c``,
+BLAS ``syrk``, while ``m > N/2``) -- used as the preconditioner of iterative refinement against the exact
+operator; the float64 Cholesky, then QR, when refinement does not certify the iterate.
+``alpha`` is ``a * v`` (never ``a^2 (K beta)``, which multiplies the rounding error of
 the small residual ``xi`` by ``C a^2``: the reason the earlier Woodbury code lost every digit at large C).
 
 * Scale.  004's regulariser ``sum_i (alpha_i / alpha_i^t)^2`` is dimensionless while ``C ||xi||^2`` has the
