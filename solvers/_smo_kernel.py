@@ -253,7 +253,7 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                 ft = F[t]
                 if ft > Fmin and (member[t] & 2):
                     bt = ft - Fmin
-                    pt = pat[t]
+                    pt = t if ident else pat[t]
                     at = Kii + Kd[pt] - 2.0 * Ki[pt] + 2.0 * shift
                     if at <= 0.0:
                         if at < -psd_rtol * max(1.0, abs(Kii) + abs(Kd[pt]) + 2.0 * shift):
@@ -331,14 +331,14 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                 dc = (yi * ai_new if ni_ else 0.0) - (yi * ai_old if oi else 0.0)
                 if dc != 0.0:
                     for t in range(M):
-                        Gbar[t] += dc * Ki[pat[t]]
+                        Gbar[t] += dc * Ki[t if ident else pat[t]]
             oj = _at_nz(aj_old, lower[j], upper[j])
             nj_ = _at_nz(aj_new, lower[j], upper[j])
             if oj or nj_:
                 dc = (yj * aj_new if nj_ else 0.0) - (yj * aj_old if oj else 0.0)
                 if dc != 0.0:
                     for t in range(M):
-                        Gbar[t] += dc * Kj[pat[t]]
+                        Gbar[t] += dc * Kj[t if ident else pat[t]]
         # the diagonal shift s I of Kt, applied here instead of to a copy of K
         F[i] += shift * di
         F[j] += shift * dj
@@ -361,7 +361,7 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
         else:
             for q in range(na):
                 t = active[q]
-                pt = pat[t]
+                pt = t if ident else pat[t]
                 ft = F[t] + di * Ki[pt] + dj * Kj[pt]
                 F[t] = ft
                 m = member[t]
