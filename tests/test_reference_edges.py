@@ -180,7 +180,7 @@ def test_box_dual_reference_equals_enumeration(kcase, name, C):
         note(f"{kcase}, C={C:g}", f"{name} dual", f"refused: C x N x max|K| = {C * n * np.max(np.abs(K)):.1e}, badly scaled"
                                                   f" (enumeration optimum {exact:.6g})")
         return
-    assert sol.certified and sol.residuals["rel_gap"] <= 1e-8
+    assert sol.certified and sol.residuals["rel_gap"] <= max(1e-8, sol.residuals["rel_floor"])
     err = rel(sol.objective, exact)
     note(f"{kcase}, C={C:g}", f"{name} dual", f"agrees {err:.1e} (gap {sol.residuals['rel_gap']:.0e}"
                                               f"{', polished' if sol.polished else ''})")
