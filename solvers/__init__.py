@@ -3,7 +3,9 @@
 Modules:
 
 * :mod:`svmref.solvers.smo`               -- one SMO engine for the four box-constrained duals
-  (L1, L2, LS, Least 1-Norm; 000 eq. (5), (8)-(11)) and its four adapters;
+  (L1, L2, LS, Least 1-Norm; 000 eq. (5), (8)-(11)), its four adapters and epsilon-SVR (``smo.svr``);
+  K may be a dense array or :class:`RawKernel` (raw X, LRU column cache of ``cache_size`` MB);
+* :mod:`svmref.solvers._qmatrix`          -- the kernel seam of the SMO engine (LIBSVM's ``QMatrix``);
 * :mod:`svmref.solvers.linear`            -- LS-SVM (classification and regression) and RLS by linear systems;
 * :mod:`svmref.solvers.isls`              -- the ISLS-SVM loop (004, Algorithm 1);
 * :mod:`svmref.solvers.support_features`  -- the generalised SMO for the support features machine (003 §2.6);
