@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import time
 import warnings
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -144,14 +145,16 @@ def _is_operator(K) -> bool:
 
 @njit(cache=True, nogil=True)
 def _asym_and_max(K, block):
-    """``(max_ij |K_ij - K_ji|, max_ij |K_ij|)`` in one pass over the upper triangle, block by block.
+    """``(max_ij |K_ij - K_ji|, max_ij |K_ij|, row sums of |K|)`` in one pass over the upper triangle, by blocks.
 
     Compiled: numpy's ``K - K.T`` costs an N x N temporary and three passes (about 12 ms at N = 2000,
-    a sixth of the Cholesky factorisation); this loop costs one read of K (about 5 ms).
+    a sixth of the Cholesky factorisation); this loop costs one read of K (about 5 ms).  The row sums of
+    ``|K|`` (the 1-norm that the condition estimate of :func:`_shifted_solve` needs) come with it.
     """
     N = K.shape[0]
     asym = 0.0
     big = 0.0
+    rows = np.zeros(N)
     for ib in range(0, N, block):
         ie = min(ib + block, N)
         for jb in range(ib, N, block):
@@ -167,7 +170,10 @@ def _asym_and_max(K, block):
                         big = abs(a)
                     if abs(c) > big:
                         big = abs(c)
-    return asym, big
+                    rows[i] += abs(a)
+                    if j != i:
+                        rows[j] += abs(c)
+    return asym, big, rows
 
 
 @njit(cache=True, nogil=True)
@@ -188,7 +194,8 @@ def _check_symmetric_blocked(K: np.ndarray, name: str, rtol: float = 1e-8) -> No
 
     Same test, same tolerance, computed by :func:`_asym_and_max` (K is already known to be finite).
     """
-    asym, big = _asym_and_max(K, 64)
+    asym, big, rows = _asym_and_max(K, 64)
+    _ROWS["ref"], _ROWS["rows"] = weakref.ref(K), rows   # reused by _shifted_solve for ||K||_1 (same K object)
     scale = max(1.0, big)
     if asym > rtol * scale:
         raise ValueError(
@@ -241,7 +248,9 @@ def _shifted_solve(K: np.ndarray, shift: float, R: np.ndarray, overwrite_K: bool
     untouched, which is what the fallback rebuilds ``K + shift I`` from.
     """
     N = K.shape[0]
-    rows = _abs_row_sums(K)             # ||K + shift I||_1 (K symmetric), before K may be overwritten
+    ref = _ROWS.get("ref")
+    rows = _ROWS["rows"] if (ref is not None and ref() is K) else _abs_row_sums(K)   # row sums of |K|, before K
+    _ROWS.clear()                                                                   # may be overwritten
     kd = np.abs(np.diag(K))
     anorm = float(np.max(rows - kd + np.abs(np.diag(K) + shift)))
     W = K if overwrite_K else K.copy()
@@ -288,6 +297,8 @@ def _shifted_solve(K: np.ndarray, shift: float, R: np.ndarray, overwrite_K: bool
 
 #: What the last Cholesky solve found (read right after :func:`_shifted_solve` by its callers).
 _LAST_SOLVE: dict = {}
+#: Row sums of |K| from the symmetry check of the same K object (a weak reference to it), for ||Ktilde||_1.
+_ROWS: dict = {}
 
 
 def _refine(K, L, d_saved, shift, R, X, max_steps: int = 2):
