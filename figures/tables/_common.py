@@ -22,6 +22,7 @@ tables are never mistaken for one another.
 """
 from __future__ import annotations
 
+import inspect
 import warnings
 import zlib
 from dataclasses import dataclass
@@ -112,8 +113,11 @@ def fit_model(model: str, K, y, *, C: float | None = None, gamma: float | None =
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=Warning)  # the status is kept in Fit.converged
         if model in ("l1_svm", "least_1norm_svm") or (model == "ls_svm" and variant.startswith("smo")):
-            wss = "first" if variant == "smo_first" else "second"
-            res = getattr(smo, model)(K, y, C, wss=wss, tol=1e-3)
+            fn = getattr(smo, model)
+            opts = {"wss": "first" if variant == "smo_first" else "second", "tol": 1e-3}
+            if variant == "smo_first" and "shrinking" in inspect.signature(fn).parameters:
+                opts["shrinking"] = False  # 000 §3's SMO has no shrinking: n_iter counts its pair updates
+            res = fn(K, y, C, **opts)
             return Fit(res.alpha * y, res.b, int(np.count_nonzero(res.alpha)), int(res.n_iter), bool(res.converged))
         if model == "ls_svm":
             fn = linear.ls_svm if task == "classification" else linear.ls_svm_regression
