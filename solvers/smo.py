@@ -235,7 +235,8 @@ def _newton_step(qm, pat, y, lower, upper, shift, alpha, F, max_steps=50):
     of ``-g_S`` on the null space (``Q d = 0``: F does not change), which is followed up to the box.  Each
     direction is followed with the exact line search ``t* = -g'd / d'Qd`` cut at the first bound; the
     variables that reach a bound leave S and the step is repeated (at most ``max_steps`` times), as in an
-    active-set method.  Directions that do not decrease D are never taken.
+    active-set method.  Directions that do not decrease D are never taken.  Returns ``inf`` (nothing moved)
+    when such a null direction decreases D and meets no bound: the dual is unbounded below.
     """
     S0 = np.flatnonzero((alpha > lower) & (alpha < upper))
     n0 = S0.size
@@ -276,7 +277,10 @@ def _newton_step(qm, pat, y, lower, upper, shift, alpha, F, max_steps=50):
                 null = lam <= 1e-10 * max(float(lam[-1]), 1e-300)
                 d_null = Z @ (V @ np.where(null, -rv, 0.0))
                 bounded = np.all(np.isfinite(np.where(d_null > 0, up0[loc], np.where(d_null < 0, lo0[loc], 0.0))))
-                if np.linalg.norm(d_null) > 1e-12 * max(np.linalg.norm(rv), 1e-300) and bounded:
+                has_null = np.linalg.norm(d_null) > 1e-12 * max(np.linalg.norm(rv), 1e-300)
+                if has_null and not bounded and float(gs @ d_null) < 0.0:
+                    return np.inf  # D decreases linearly along d_null (Q d_null = 0) with no bound: unbounded below
+                if has_null and bounded:
                     u = d_null
                 else:
                     u = Z @ (V @ np.where(null, 0.0, -rv / np.where(null, 1.0, lam)))
@@ -416,6 +420,11 @@ def _engine(qm, pat, y, p, lower, upper, shift, *, tol, second, wss, max_iter, a
             break
         obj = _objective(alpha, y, p, F)
         dec = _newton_step(qm, pat, y, lower, upper, shift, alpha, F) if newton else 0.0
+        if dec == np.inf:
+            final = ("not_convex" if seen_nonconvex else "numerical_issue",
+                     "the dual is unbounded below: D decreases linearly along a direction of the free variables "
+                     "on which Q vanishes and no bound applies; no minimiser exists")
+            break
         if dec > 0.0:
             newton_steps += 1
             stale = True

@@ -774,3 +774,15 @@ def test_bad_options():
         smo.l1_svm(K, y, C, shrinking="yes")
     with pytest.raises(ValueError, match="C = .* is too small"):
         smo.l2_svm(K, y, 5e-324)
+
+
+def test_unbounded_dual_is_detected_not_run_to_max_iter():
+    """smo_solve with an infinite box, no diagonal shift and a rank-1 K: D decreases linearly along a null
+    direction of Q with no bound, so no minimiser exists.  The Newton round detects it and the solver stops
+    with status "numerical_issue" and a ConvergenceWarning, alpha finite (not after 10^7 iterations)."""
+    X = np.array([[1.0], [2.0], [3.0], [4.0]])
+    y = np.array([1.0, -1.0, 1.0, -1.0])
+    with pytest.warns(ConvergenceWarning, match="unbounded below"):
+        r = smo.smo_solve(X @ X.T, y, -np.inf, np.inf, tol=1e-6)
+    assert r.status == "numerical_issue" and not r.converged and r.n_iter <= 10**6
+    assert np.all(np.isfinite(r.alpha))
