@@ -460,8 +460,8 @@ def _engine(qm, pat, y, p, lower, upper, shift, *, tol, second, wss, max_iter, a
         message = f"non-finite alpha, b or objective: the result is unusable ({message})"
     elapsed = time.perf_counter() - t0
     if status == "max_iter_reached":
-        warn_not_converged(name, int(n_iter), gap, tol, stacklevel=stacklevel)
-    elif status != "optimal":
+        warn_not_converged(name, int(n_iter), gap, tol, stacklevel=stacklevel + 1)
+    elif status != "optimal" and not (status == "not_convex" and nonconvex_msg and final is None):  # warned above
         warnings.warn(f"{name}: {message} (status={status!r})",
                       NotConvexWarning if status == "not_convex" else ConvergenceWarning, stacklevel=stacklevel)
     info = {"diag_shift": shift, "max_iter": max_iter, "F_refreshes": refreshes, "F_drift": drift,
@@ -553,7 +553,7 @@ def smo_solve(
     max_iter = max(10_000_000, 100 * n) if max_iter is None else check_max_iter(max_iter, "max_iter")
     return _engine(qm, None, y, -np.ones(n), lower, upper, shift, tol=tol, second=second, wss=wss,
                    max_iter=max_iter, alpha0=alpha0, shrinking=shrinking, on_nonconvex=on_nonconvex,
-                   psd_scan=psd_scan, newton=newton, name=_name, stacklevel=_stacklevel + 1,
+                   psd_scan=psd_scan, newton=newton, name=_name, stacklevel=_stacklevel,
                    coef_fn=lambda a: a * y, t0=t0)
 
 

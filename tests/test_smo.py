@@ -786,3 +786,17 @@ def test_unbounded_dual_is_detected_not_run_to_max_iter():
         r = smo.smo_solve(X @ X.T, y, -np.inf, np.inf, tol=1e-6)
     assert r.status == "numerical_issue" and not r.converged and r.n_iter <= 10**6
     assert np.all(np.isfinite(r.alpha))
+
+
+def test_warnings_point_at_the_caller():
+    """ConvergenceWarning and NotConvexWarning are attributed to the caller's line, once each."""
+    K, y, C = _good()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        smo.l1_svm(K, y, C, max_iter=2)
+        smo.smo_solve(K, y, 0.0, C, max_iter=2)
+        smo.svr(K, K[:, 0], C, 0.1, max_iter=2)
+        smo.l1_svm(mlp_kernel(make_classification(n=30, d=2, seed=1)[0], k=1.0, theta=-1.0),
+                   np.where(np.arange(30) % 2 == 0, 1.0, -1.0), 1.0, on_nonconvex="clamp")
+    assert [w.category.__name__ for w in caught] == ["ConvergenceWarning"] * 3 + ["NotConvexWarning"]
+    assert all(w.filename == __file__ for w in caught)
