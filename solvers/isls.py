@@ -405,7 +405,10 @@ def solve_weighted_system(K, y, C, inv_lam, *, drop: bool = True):
         v = _solve_qr(D, S, a[S], C)
         alpha[S] = a[S] * v
         b = D.ybar - float(D.kmean[S] @ alpha[S])
-        return alpha, b, C * (y - b - K @ alpha)
+        beta = C * (y - b - K @ alpha)
+        if not (np.all(np.isfinite(alpha)) and np.isfinite(b) and np.all(np.isfinite(beta))):
+            raise ISLSDivergenceError("solve_weighted_system: the solution of (3) is not finite")
+        return alpha, b, beta
     alpha, b, beta, _ = _weighted_step(D, a, C, 1.0)
     return alpha, b, beta
 
