@@ -68,6 +68,7 @@ __all__ = [
     "ISLSSVC",
     "ISLSSVR",
     "SupportFeaturesClassifier",
+    "L1SVR",
 ]
 
 
@@ -110,6 +111,17 @@ _KERNEL_CONSTRAINTS = {
     "theta": _FINITE,
 }
 _SHAPE_CONSTRAINT = {"decision_function_shape": _options("ovr", "ovo")}
+# the SMO engine's own options (svmref.solvers.smo), shared by the SMO estimators
+_SMO_CONSTRAINTS = {
+    "tol": _POSITIVE,
+    "wss": _options("first", "second"),
+    "max_iter": _INT_GE1_OR_NONE,
+    "shrinking": _BOOL,
+    "cache_size": _POSITIVE,
+    "on_nonconvex": _options("raise", "clamp"),
+}
+#: Kernels the SMO engine computes from raw X (:class:`svmref.solvers.smo.RawKernel`); the others go dense.
+_RAW_KERNELS = ("linear", "poly", "rbf", "gaussian")
 
 # The shared parameter text of the kernel estimators (substituted for {kernel_params} in the docstrings).
 _KERNEL_PARAMS = """kernel : {'rbf', 'gaussian', 'poly', 'linear', 'mlp', 'precomputed'}, default=%(kernel)r
@@ -211,12 +223,22 @@ class _KernelMixin:
             self.sigma_ = self._resolve_sigma(X)
             if self.kernel == "precomputed":
                 return X
+            if self._raw_x() and self.kernel in _RAW_KERNELS:
+                # SMO reads columns of K on demand from raw X, with an LRU cache of cache_size MB (as SVC)
+                from svmref.solvers.smo import RawKernel
+
+                return RawKernel(X, self.kernel, sigma=1.0 if self.sigma_ is None else self.sigma_, c=self.c,
+                                 d=self.degree, cache_size=self.cache_size)
         elif self.kernel == "precomputed":
             return X[:, self.support_]
         params = {"rbf": {"sigma": self.sigma_}, "gaussian": {"sigma": self.sigma_},
                   "poly": {"c": self.c, "d": self.degree}, "mlp": {"k": self.k, "theta": self.theta},
                   "linear": {}}[self.kernel]
         return kernel_matrix(X, None if train else self.support_vectors_, kernel=self.kernel, **params)
+
+    def _raw_x(self):
+        """Whether the solver takes raw X (:class:`~svmref.solvers.smo.RawKernel`) instead of a dense K."""
+        return False
 
     def _store(self, X, coef, b, result, alpha):
         """Fitted attributes of a kernel expansion with coefficients ``coef`` (zeros are not support vectors)."""
@@ -354,11 +376,12 @@ class _Regressor(RegressorMixin, _Base):
         self._check_fit_X(X)
         y = np.asarray(y, dtype=np.float64)
         mean, scale = 0.0, 1.0
-        if self.standardize_y:
+        if getattr(self, "standardize_y", False):
             mean, scale = float(np.mean(y)), float(np.std(y))
             if not scale > 0.0:
                 scale = 1.0  # constant targets: centre only
-        self.y_mean_, self.y_scale_ = mean, scale
+        if hasattr(self, "standardize_y"):
+            self.y_mean_, self.y_scale_ = mean, scale
         self._fit_target(X, (y - mean) / scale)
         # back to the units of y: f(x) = scale * (sum coef_i k(x_i, x) + b) + mean
         self.alpha_ = scale * self.alpha_
@@ -376,19 +399,24 @@ class _Regressor(RegressorMixin, _Base):
 # ------------------------------------------------------------------------------------------------
 # SMO classifiers (000 Table 1)
 # ------------------------------------------------------------------------------------------------
-class _SMOClassifier(_KernelClassifier):
-    _parameter_constraints = {
-        "C": _POSITIVE,
-        **_KERNEL_CONSTRAINTS,
-        "tol": _POSITIVE,
-        "wss": _options("first", "second"),
-        "max_iter": _INT_GE1_OR_NONE,
-        **_SHAPE_CONSTRAINT,
-    }
+class _SMOMixin:
+    """The SMO estimators: raw X for the engine's own kernels, and the engine's options."""
+
+    def _raw_x(self):
+        return True
+
+    def _smo_options(self):
+        return dict(tol=self.tol, wss=self.wss, max_iter=self.max_iter, shrinking=bool(self.shrinking),
+                    on_nonconvex=self.on_nonconvex)
+
+
+class _SMOClassifier(_SMOMixin, _KernelClassifier):
+    _parameter_constraints = {"C": _POSITIVE, **_KERNEL_CONSTRAINTS, **_SMO_CONSTRAINTS, **_SHAPE_CONSTRAINT}
     _solver = ""
 
     def __init__(self, C=1.0, *, kernel="rbf", sigma="scale", degree=2, c=1.0, k=1.0, theta=0.0,
-                 tol=1e-3, wss="second", max_iter=None, decision_function_shape="ovr"):
+                 tol=1e-3, wss="second", max_iter=None, shrinking=True, cache_size=200.0, on_nonconvex="raise",
+                 decision_function_shape="ovr"):
         self.C = C
         self.kernel = kernel
         self.sigma = sigma
@@ -399,26 +427,42 @@ class _SMOClassifier(_KernelClassifier):
         self.tol = tol
         self.wss = wss
         self.max_iter = max_iter
+        self.shrinking = shrinking
+        self.cache_size = cache_size
+        self.on_nonconvex = on_nonconvex
         self.decision_function_shape = decision_function_shape
 
     def _fit_binary(self, X, ys):
         from svmref.solvers import smo
 
-        res = getattr(smo, self._solver)(self._kernel(X), ys, self.C, tol=self.tol, wss=self.wss, max_iter=self.max_iter)
+        res = getattr(smo, self._solver)(self._kernel(X), ys, self.C, **self._smo_options())
         self._store(X, res.alpha * ys, res.b, res, res.alpha)
 
 
 _SMO_PARAMS = """C : float > 0, default=1.0
         Penalty of the slacks (the box bound, or the diagonal shift 1/C; 000 Table 1).
     {kernel_params}
-    tol : float > 0, default=1e-3
+    {smo_params}
+    {shape_param}"""
+
+_SMO_OPTIONS = """tol : float > 0, default=1e-3
         SMO stopping tolerance on the KKT gap (000 eqs. (10)-(11); 1e-3 is the paper's, 000 §4).
-    wss : {{'second', 'first'}}, default='second'
+    wss : {'second', 'first'}, default='second'
         Working-set selection: maximal violating pair (000 eq. (8)) or second order (Fan, Chen & Lin 2005).
     max_iter : int >= 1 or None, default=None
         SMO pair steps; None: the solver's default. Reaching it sets ``status_="max_iter_reached"`` and
         warns ``ConvergenceWarning``.
-    {shape_param}"""
+    shrinking : bool, default=True
+        LIBSVM's shrinking heuristic (the same solution to ``tol``; only the time differs).
+    cache_size : float > 0, default=200.0
+        Megabytes of kernel columns cached (as ``SVC(cache_size=...)``): with the ``linear``, ``poly``,
+        ``rbf`` and ``gaussian`` kernels SMO computes the columns of K it needs from X
+        (:class:`~svmref.solvers.smo.RawKernel`) and never forms the full ``n_samples^2`` matrix; ``mlp``
+        and ``precomputed`` use the dense K.
+    on_nonconvex : {'raise', 'clamp'}, default='raise'
+        A kernel matrix that is not positive semidefinite (``mlp``; a precomputed indefinite K) makes the
+        dual non-convex: ``'raise'`` raises :class:`~svmref._validation.NotConvexError`, ``'clamp'`` goes on
+        as LIBSVM does (``status_="not_convex"``, with a warning)."""
 
 _SMO_ATTRS = """alpha_ : ndarray of shape (n_samples,)
         The dual variables alpha of {dual}.
@@ -444,7 +488,8 @@ _SMO_BIAS = "LIBSVM's -rho: the mean over the free variables, the midpoint rule 
 
 
 def _smo_doc(dual):
-    return _doc(params=_SMO_PARAMS.format(kernel_params=_KERNEL_PARAMS % {"kernel": "rbf"}, shape_param=_SHAPE_PARAM),
+    return _doc(params=_SMO_PARAMS.format(kernel_params=_KERNEL_PARAMS % {"kernel": "rbf"}, smo_params=_SMO_OPTIONS,
+                                          shape_param=_SHAPE_PARAM),
                 attrs=_SMO_ATTRS.format(dual=dual, classifier_attrs=_CLASSIFIER_ATTRS, bias=_SMO_BIAS, result=""))
 
 
@@ -542,11 +587,12 @@ class LeastOneNormSVC(_SMOClassifier):
     _solver = "least_1norm_svm"
 
 
-@_doc(params=_SMO_PARAMS.format(kernel_params=_KERNEL_PARAMS % {"kernel": "rbf"}, shape_param=_SHAPE_PARAM).replace(
+@_doc(params=_SMO_PARAMS.format(kernel_params=_KERNEL_PARAMS % {"kernel": "rbf"}, smo_params=_SMO_OPTIONS,
+                                shape_param=_SHAPE_PARAM).replace(
     "    tol : float > 0", """    solver : {'cholesky', 'smo'}, default='cholesky'
         ``'cholesky'`` solves the KKT system (000 eq. (7); :func:`svmref.solvers.linear.ls_svm`), ``'smo'``
-        runs SMO on the dual (000 eq. (2), stopping rule (10); :func:`svmref.solvers.smo.ls_svm`). ``tol``,
-        ``wss`` and ``max_iter`` apply to ``'smo'`` only.
+        runs SMO on the dual (000 eq. (2), stopping rule (10); :func:`svmref.solvers.smo.ls_svm`). The SMO
+        options below (``tol`` to ``on_nonconvex``) apply to ``'smo'`` only.
     tol : float > 0""", 1),
     attrs=_SMO_ATTRS.format(dual="the LS-SVM dual (000 eq. (2)), free", classifier_attrs=_CLASSIFIER_ATTRS,
                             bias="from the KKT system (000 eq. (7)), or SMO's as in L1SVC",
@@ -583,17 +629,22 @@ class LSSVC(_SMOClassifier):
     _parameter_constraints = {**_SMOClassifier._parameter_constraints, "solver": _options("cholesky", "smo")}
 
     def __init__(self, C=1.0, *, kernel="rbf", sigma="scale", degree=2, c=1.0, k=1.0, theta=0.0,
-                 solver="cholesky", tol=1e-3, wss="second", max_iter=None, decision_function_shape="ovr"):
-        super().__init__(C, kernel=kernel, sigma=sigma, degree=degree, c=c, k=k, theta=theta,
-                         tol=tol, wss=wss, max_iter=max_iter, decision_function_shape=decision_function_shape)
+                 solver="cholesky", tol=1e-3, wss="second", max_iter=None, shrinking=True, cache_size=200.0,
+                 on_nonconvex="raise", decision_function_shape="ovr"):
+        super().__init__(C, kernel=kernel, sigma=sigma, degree=degree, c=c, k=k, theta=theta, tol=tol, wss=wss,
+                         max_iter=max_iter, shrinking=shrinking, cache_size=cache_size, on_nonconvex=on_nonconvex,
+                         decision_function_shape=decision_function_shape)
         self.solver = solver
+
+    def _raw_x(self):
+        return self.solver == "smo"
 
     def _fit_binary(self, X, ys):
         K = self._kernel(X)
         if self.solver == "smo":
             from svmref.solvers import smo
 
-            res = smo.ls_svm(K, ys, self.C, tol=self.tol, wss=self.wss, max_iter=self.max_iter)
+            res = smo.ls_svm(K, ys, self.C, **self._smo_options())
         else:
             from svmref.solvers import linear
 
@@ -977,3 +1028,90 @@ class SupportFeaturesClassifier(_Classifier):
     def _binary_decision(self, X):
         """``f(x) = a'x + b``."""
         return X @ self.coef_ + self.intercept_
+
+
+# ------------------------------------------------------------------------------------------------
+# epsilon-SVR (004 Table 1, the SVM column)
+# ------------------------------------------------------------------------------------------------
+@_doc(kernel_params=_KERNEL_PARAMS % {"kernel": "rbf"}, smo_params=_SMO_OPTIONS)
+class L1SVR(_SMOMixin, _KernelRegressor):
+    """epsilon-insensitive support vector regression (Vapnik's SVR), by :func:`svmref.solvers.smo.svr`.
+
+    The "SVM" column of 004 Table 1 (LIBSVM's epsilon-SVR, against which 004 compares LS-SVM and ISLS-SVM on
+    the Motorcycle and Fossil data). Primal: ``min 1/2 ||W||^2 + C sum_i (xi_i + xi_i^*)`` s.t.
+    ``y_i - W.Phi(x_i) - b <= epsilon + xi_i``, ``W.Phi(x_i) + b - y_i <= epsilon + xi_i^*``, slacks >= 0;
+    its dual (derived in ``docs/formulations/svr.md``)::
+
+        min  1/2 (a - a*)' K (a - a*) + epsilon sum_i (a_i + a*_i) - y'(a - a*)
+        s.t. sum_i (a_i - a*_i) = 0,   0 <= a_i, a*_i <= C,
+
+    ``f(x) = sum_i (a_i - a*_i) k(x_i, x) + b``. It is the L1 (absolute-loss, box-constrained) member of
+    the family whose L2 loss is LS-SVM regression (:class:`LSSVR`, 004 eq. (1)). ``epsilon`` and ``C`` are
+    in the units of ``y`` (as :class:`sklearn.svm.SVR`; no target standardisation here: wrap it in
+    :class:`sklearn.compose.TransformedTargetRegressor` with a ``StandardScaler`` for unit-free settings).
+
+    Parameters
+    ----------
+    C : float > 0, default=1.0
+        Penalty of the slacks (the box ``[0, C]``).
+    epsilon : float >= 0, default=0.1
+        Half-width of the insensitive tube, in the units of y.
+    {kernel_params}
+    {smo_params}
+
+    Attributes
+    ----------
+    alpha_ : ndarray of shape (n_samples,)
+        ``a_i - a*_i`` for every pattern (``result_.info["alpha_plus"]``, ``["alpha_minus"]`` hold ``a``, ``a*``).
+    dual_coef_ : ndarray of shape (n_SV,)
+        ``a_i - a*_i`` over the support vectors (the patterns on or outside the tube).
+    support_, support_vectors_ : ndarray
+        Indices and patterns with ``a_i - a*_i != 0`` (empty ``support_vectors_`` when precomputed).
+    intercept_ : float
+        The bias b (LIBSVM's -rho).
+    n_iter_ : int
+        SMO pair steps; ``status_`` and ``result_`` (:class:`~svmref.solvers.smo.SMOResult`) the solver's.
+    sigma_ : float or None
+        The kernel width used.
+    n_features_in_ : int
+        Number of features seen in ``fit`` (``n_samples`` with ``kernel="precomputed"``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.svm import SVR
+    >>> from svmref.solvers.estimators import L1SVR
+    >>> X = np.linspace(0, 6, 50)[:, None]
+    >>> y = np.sin(X[:, 0]) + 0.1 * np.cos(7 * X[:, 0])
+    >>> ours = L1SVR(C=10.0, epsilon=0.05, sigma=1.0, tol=1e-8).fit(X, y)
+    >>> ref = SVR(C=10.0, epsilon=0.05, gamma=1.0, tol=1e-8).fit(X, y)    # gamma = 1 / sigma^2
+    >>> bool(np.abs(ours.predict(X) - ref.predict(X)).max() < 1e-5)
+    True
+    >>> bool(ours.support_.size < len(y))                                  # patterns inside the tube drop out
+    True
+    """
+
+    _parameter_constraints = {"C": _POSITIVE, "epsilon": _NONNEGATIVE, **_KERNEL_CONSTRAINTS, **_SMO_CONSTRAINTS}
+
+    def __init__(self, C=1.0, epsilon=0.1, *, kernel="rbf", sigma="scale", degree=2, c=1.0, k=1.0, theta=0.0,
+                 tol=1e-3, wss="second", max_iter=None, shrinking=True, cache_size=200.0, on_nonconvex="raise"):
+        self.C = C
+        self.epsilon = epsilon
+        self.kernel = kernel
+        self.sigma = sigma
+        self.degree = degree
+        self.c = c
+        self.k = k
+        self.theta = theta
+        self.tol = tol
+        self.wss = wss
+        self.max_iter = max_iter
+        self.shrinking = shrinking
+        self.cache_size = cache_size
+        self.on_nonconvex = on_nonconvex
+
+    def _fit_target(self, X, y):
+        from svmref.solvers import smo
+
+        res = smo.svr(self._kernel(X), y, self.C, self.epsilon, **self._smo_options())
+        self._store(X, res.alpha, res.b, res, res.alpha)

@@ -10,11 +10,13 @@ import pytest
 from sklearn.base import clone, is_classifier
 from sklearn.datasets import load_iris
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
-from sklearn.svm import SVC
+from sklearn.svm import SVC, SVR
 from sklearn.utils.estimator_checks import check_estimator
 
+from svmref._validation import NotConvexError
 from svmref.kernels import kernel_matrix
 from svmref.solvers import estimators as E
+from svmref.solvers.smo import NotConvexWarning
 
 TOL = {"decision": 1e-5, "same_problem": 1e-8}
 # SMO stops at a KKT gap of tol: two runs on kernels equal up to round-off agree to about tol, not to round-off
@@ -60,13 +62,29 @@ def test_check_estimator_passes(est):
 
 
 # With kernel="precomputed" check_estimator feeds "kernels" that are not positive semidefinite: X X' minus its mean
-# (check_positive_only_tag_during_fit) and Grams computed in float32. The linear-system solvers then warn (scipy's
-# LinAlgWarning, a RuntimeWarning, which pyproject otherwise turns into an error) and go on, as SVC does.
+# (check_positive_only_tag_during_fit) and Grams computed in float32 (eigenvalues down to -6e-6). The linear-system
+# solvers warn (scipy's LinAlgWarning, a RuntimeWarning, which pyproject otherwise turns into an error) and go on;
+# the SMO estimators raise NotConvexError by default (on_nonconvex="raise", tested below) and go on as SVC does
+# with on_nonconvex="clamp", which is what these checks are run with.
 @pytest.mark.filterwarnings("default::RuntimeWarning")
 @pytest.mark.parametrize("est", [getattr(E, name)(kernel="precomputed") for name in KERNEL_ESTIMATORS
-                                 if "wss" not in getattr(E, name)().get_params()], ids=_ident)
+                                 if "wss" not in getattr(E, name)().get_params()]
+                         + [getattr(E, name)(kernel="precomputed", on_nonconvex="clamp") for name in KERNEL_ESTIMATORS
+                            if "wss" in getattr(E, name)().get_params()], ids=_ident)
 def test_check_estimator_passes_with_precomputed_kernels(est):
     _check(est)
+
+
+@pytest.mark.parametrize("name", [name for name in KERNEL_ESTIMATORS if "on_nonconvex" in getattr(E, name)().get_params()])
+def test_smo_estimators_refuse_an_indefinite_kernel_unless_asked(name):
+    K = np.array([[1.0, 3.0, 0.0, 0.0], [3.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]])  # eig -2
+    y = np.array([1.0, -1.0, 1.0, -1.0])
+    smo = {"solver": "smo"} if name == "LSSVC" else {}
+    with pytest.raises(NotConvexError, match="on_nonconvex='clamp'"):
+        getattr(E, name)(kernel="precomputed", **smo).fit(K, y)
+    with pytest.warns(NotConvexWarning):
+        est = getattr(E, name)(kernel="precomputed", on_nonconvex="clamp", **smo).fit(K, y)
+    assert est.status_ == "not_convex"
 
 
 def test_every_public_estimator_is_checked():
@@ -83,6 +101,26 @@ def test_l1svc_agrees_with_sklearn_svc():
     assert np.max(np.abs(ours.decision_function(X) - ref.decision_function(X))) <= TOL["decision"]
     np.testing.assert_array_equal(np.sort(ours.support_), np.sort(ref.support_))
     assert ours.status_ == "optimal"
+
+
+def test_l1svr_agrees_with_sklearn_svr():
+    yr = np.sin(2 * X[:, 0]) + X[:, 1] ** 2
+    ref = SVR(C=3.0, epsilon=0.2, gamma=0.5, tol=1e-10).fit(X, yr)
+    ours = E.L1SVR(C=3.0, epsilon=0.2, sigma=np.sqrt(2.0), tol=1e-10).fit(X, yr)
+    assert np.max(np.abs(ours.predict(X) - ref.predict(X))) <= TOL["decision"]
+    np.testing.assert_array_equal(ours.support_, ref.support_)
+    np.testing.assert_allclose(ours.dual_coef_, ref.dual_coef_.ravel(), atol=TOL["decision"])
+    assert np.all(np.abs(ours.alpha_) <= 3.0 + 1e-12)  # the box [0, C] on a and a*
+
+
+def test_raw_x_with_a_tiny_cache_is_the_dense_solution():
+    # with the engine's kernels SMO reads columns from raw X through an LRU cache; the cache size changes time only
+    dense = E.L1SVC(kernel="mlp", k=0.0, theta=0.5, tol=1e-10).fit(X, Y)  # tanh(0.5): constant kernel, dense path
+    assert dense.status_ == "optimal"
+    big = E.L1SVC(tol=1e-10).fit(X_IRIS, Y_IRIS)
+    tiny = E.L1SVC(tol=1e-10, cache_size=0.001).fit(X_IRIS, Y_IRIS)
+    np.testing.assert_allclose(tiny.decision_function(X_IRIS), big.decision_function(X_IRIS), atol=1e-8)
+    assert type(big.estimators_[0].result_).__name__ == "SMOResult"
 
 
 def test_sigma_scale_is_sklearn_gamma_scale():
