@@ -323,6 +323,17 @@ def test_divergence_raises_naming_the_iteration():
         isls_svm(K, ytr, 1000.0, task="regression", weight_scale=1.0)
 
 
+def test_huge_C_raises_instead_of_returning_a_model():
+    """Ripley at C = 1e8: the coefficients grow by orders of magnitude per iteration (LS-SVM start 1.8e8); the run
+    stops with ISLSDivergenceError before (3) leaves double precision, never with a non-finite or garbage model."""
+    Xtr, ytr = load_dataset("synth.tr")
+    K = rbf_kernel(Xtr, sigma=RIPLEY_SIGMA)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                  # the LS-SVM start itself is ill-conditioned here
+        with pytest.raises(ISLSDivergenceError, match=r"iteration \d+ \(C = 1e\+08\)"):
+            isls_svm(K, ytr, 1e8)
+
+
 # ---- Ripley ----------------------------------------------------------------------------------------
 def ripley(sigma=RIPLEY_SIGMA, C=1.0):
     Xtr, ytr = load_dataset("synth.tr")
