@@ -125,6 +125,21 @@ def test_raw_x_with_a_tiny_cache_is_the_dense_solution():
     assert type(big.estimators_[0].result_).__name__ == "SMOResult"
 
 
+@pytest.mark.parametrize("kernel, params, kernel_params", [("poly", {"c": 2.0, "degree": 3}, {"c": 2.0, "d": 3}),
+                                                           ("linear", {}, {}), ("gaussian", {"sigma": 1.3}, {"sigma": 1.3}),
+                                                           ("rbf", {"sigma": 0.7}, {"sigma": 0.7})])
+@pytest.mark.parametrize("name", [name for name in KERNEL_ESTIMATORS if "cache_size" in getattr(E, name)().get_params()])
+def test_raw_x_kernels_are_the_dense_kernels(name, kernel, params, kernel_params):
+    # the SMO estimators hand raw X to smo.RawKernel; its kernels must be svmref.kernels' conventions
+    yd = X[:, 0] ** 2 if name == "L1SVR" else Y
+    extra = {"solver": "smo"} if name == "LSSVC" else {}
+    raw = getattr(E, name)(kernel=kernel, tol=1e-10, **params, **extra).fit(X, yd)
+    K = kernel_matrix(X, kernel=kernel, **kernel_params)
+    dense = getattr(E, name)(kernel="precomputed", tol=1e-10, **extra).fit(K, yd)
+    f = (lambda e, Z: e.predict(Z)) if name == "L1SVR" else (lambda e, Z: e.decision_function(Z))
+    np.testing.assert_allclose(f(raw, X), f(dense, K), atol=1e-8)
+
+
 def test_sigma_scale_is_sklearn_gamma_scale():
     # default sigma="scale" is SVC's default gamma="scale" = 1 / (n_features Var(X))
     Xs = 3.0 * X + 1.0
