@@ -98,8 +98,15 @@ PSD_SCAN_MAX_N = 1000
 #: SMO iterations between Newton steps on the free variables: ``max(NEWTON_EVERY, 50 M)``.
 NEWTON_EVERY = 200_000
 
-#: Largest free set for which a Newton step (an ``(n_free + 1)``-square dense solve) is taken.
-NEWTON_MAX_FREE = 2000
+#: Largest free set for which a Newton step (an ``(n_free + 1)``-square dense LDL' solve) is taken.
+NEWTON_MAX_FREE = 4000
+
+#: Largest free set for the eigen-decomposition used when that system is singular.
+NEWTON_MAX_FREE_SINGULAR = 1500
+
+#: Rounds of :data:`NEWTON_EVERY` iterations without a 10% decrease of the best KKT gap (and no Newton step)
+#: after which the solver stops as stalled (``status="numerical_issue"``).
+STALL_ROUNDS = 2
 
 
 class NotConvexWarning(UserWarning):
@@ -270,6 +277,8 @@ def _newton_step(qm, pat, y, lower, upper, shift, alpha, F, max_steps=50):
                     u = x[:n]
             except (np.linalg.LinAlgError, ValueError):
                 u = None
+            if u is None and n > NEWTON_MAX_FREE_SINGULAR:
+                break
             if u is None:  # singular: eigen-decomposition of the reduced Hessian on {y_s' d = 0}
                 Z = np.linalg.qr(ys[:, None], mode="complete")[0][:, 1:]
                 lam, V = np.linalg.eigh(Z.T @ Qs @ Z)
@@ -369,6 +378,8 @@ def _engine(qm, pat, y, p, lower, upper, shift, *, tol, second, wss, max_iter, a
     final = None  # (status, message)
     stale = False  # F (and Gbar) need recomputing from alpha
     last_obj = _objective(alpha, y, p, F)
+    best_gap = np.inf
+    no_progress = 0
     while True:
         if stale:
             F = _gradient(qm, pat, ident, y, p, shift, alpha)
@@ -429,6 +440,22 @@ def _engine(qm, pat, y, p, lower, upper, shift, *, tol, second, wss, max_iter, a
             newton_steps += 1
             stale = True
             obj -= dec
+            no_progress = 0
+        elif gap < 0.9 * best_gap:
+            no_progress = 0
+        else:
+            no_progress += 1
+        best_gap = min(best_gap, float(gap))
+        if no_progress >= STALL_ROUNDS:
+            n_free_now = int(np.count_nonzero((alpha > lower) & (alpha < upper)))
+            final = ("numerical_issue",
+                     f"stalled: the KKT gap stays above {best_gap:.3g} (tol {tol:g}) over {STALL_ROUNDS * chunk} "
+                     "iterations; pairwise steps converge too slowly here (an ill-conditioned K + shift, or a large "
+                     f"box along a flat direction) and the Newton step on the free variables needs at most "
+                     f"{NEWTON_MAX_FREE} of them ({NEWTON_MAX_FREE_SINGULAR} if singular), here {n_free_now}")
+            if stale:
+                F = _gradient(qm, pat, ident, y, p, shift, alpha)
+            break
         if not obj < last_obj:
             final = ("numerical_issue", f"no decrease of the objective over {chunk} iterations (KKT gap {gap:.3g} > "
                                         f"tol {tol:g}): stalled at working precision")

@@ -800,3 +800,18 @@ def test_warnings_point_at_the_caller():
                    np.where(np.arange(30) % 2 == 0, 1.0, -1.0), 1.0, on_nonconvex="clamp")
     assert [w.category.__name__ for w in caught] == ["ConvergenceWarning"] * 3 + ["NotConvexWarning"]
     assert all(w.filename == __file__ for w in caught)
+
+
+def test_stall_is_reported_early_when_no_newton_step_applies(monkeypatch):
+    """Issue 18: where the Newton step cannot apply (here forbidden: at most 1 free variable), a solver whose KKT
+    gap does not decrease by 10% over STALL_ROUNDS rounds stops with status "numerical_issue" and a warning, long
+    before max_iter (10^7), instead of running on."""
+    monkeypatch.setattr(smo, "NEWTON_EVERY", 2000)
+    monkeypatch.setattr(smo, "NEWTON_MAX_FREE", 1)
+    rng = np.random.default_rng(27)
+    y = np.where(np.arange(30) % 2 == 0, 1.0, -1.0)
+    X = rng.normal(size=(30, 2)) + 8.0 * y[:, None]
+    with pytest.warns(ConvergenceWarning, match="stalled"):
+        r = smo.least_1norm_svm(linear_kernel(X), y, 1e6, tol=1e-6)
+    assert r.status == "numerical_issue" and not r.converged
+    assert r.n_iter <= (smo.STALL_ROUNDS + 1) * 2000
