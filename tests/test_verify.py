@@ -669,9 +669,6 @@ def test_builtin_solver_passes_quick(spec, formulation):
 #: Built-in solvers that verify catches failing on the larger suites: known, measured limitations of
 #: the solvers (not of verify), kept visible here and in ``svmref verify --all --suite S`` until fixed.
 KNOWN_FAILING_LARGER = {
-    ("svmref.solvers.smo:least_1norm_svm", "adversarial"):
-        "a-separable-huge-C (C = 1e6): the reference's decision function is 2.1e-3 off; SMO's agrees to 1e-7 with "
-        "an exact rational solve of the KKT system on its active set (KKT gap 4.7e-8): reference accuracy (issue 18)",
 }
 
 
