@@ -216,3 +216,13 @@ def test_tasks_run_with_one_blas_thread_for_every_loaded_blas(monkeypatch):
     monkeypatch.setattr(_runner, "_execute", probe)
     list(_runner._Executor(jobs=1).map("unused", "split", [{}]))
     assert seen["threads"] and all(n == 1 for n in seen["threads"])
+
+
+def test_004_motorcycle_svm_is_the_epsilon_svr(tmp_path):
+    run = run_table("004-table1", quick=True, splits=1, datasets=["motorcycle"], out=tmp_path, progress=False)
+    by_model = {r["model"]: r for r in run.rows}
+    assert set(by_model) == {"ls_svm", "isls_svm", "l1_svm"}
+    svr = by_model["l1_svm"]
+    assert svr["solver"].startswith("smo.svr") and float(svr["epsilon"]) > 0 and float(svr["mse"]) > 0
+    assert svr["error_pct"] == "" and by_model["ls_svm"]["epsilon"] == ""
+    assert int(by_model["ls_svm"]["n_sv"]) == int(by_model["ls_svm"]["n_train"]) == 89  # ceil(2 * 133 / 3)

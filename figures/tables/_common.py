@@ -11,7 +11,8 @@ model (CSV ``model``)          solver call
 ============================  =======================================================================
 ``ls_svm`` (000)              :func:`svmref.solvers.smo.ls_svm` (000 eq. (2), stopping rule (10))
 ``least_1norm_svm`` (000)     :func:`svmref.solvers.smo.least_1norm_svm` (000 eq. (5), rule (11))
-``l1_svm`` (001, 004)         :func:`svmref.solvers.smo.l1_svm` (LIBSVM's defaults: WSS 2, tol 1e-3)
+``l1_svm`` (001, 004)         :func:`svmref.solvers.smo.l1_svm` (LIBSVM's defaults: WSS 2, tol 1e-3);
+                              regression (004 Motorcycle): :func:`svmref.solvers.smo.svr` (epsilon-SVR)
 ``ls_svm`` (004)              :func:`svmref.solvers.linear.ls_svm` / ``ls_svm_regression`` (004 eq. (2))
 ``isls_svm`` (004)            :func:`svmref.solvers.isls.isls_svm` (004 Algorithm 1)
 ``rls`` (001)                 :func:`svmref.solvers.linear.rls` (001 eq. (8))
@@ -99,8 +100,8 @@ SOLVERS = {
 }
 
 
-def fit_model(model: str, K, y, *, C: float | None = None, gamma: float | None = None, variant: str = "linear",
-              task: str = "classification") -> Fit:
+def fit_model(model: str, K, y, *, C: float | None = None, gamma: float | None = None, epsilon: float | None = None,
+              variant: str = "linear", task: str = "classification") -> Fit:
     """Train one formulation on the kernel matrix ``K`` of the training patterns.
 
     ``variant`` picks the solver for ``ls_svm`` and the SMO settings: ``"smo_first"`` (000 §4: SMO with
@@ -112,6 +113,10 @@ def fit_model(model: str, K, y, *, C: float | None = None, gamma: float | None =
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=Warning)  # the status is kept in Fit.converged
+        if model == "l1_svm" and task == "regression":
+            # the SVM of a regression table: epsilon-SVR (the L1, epsilon-insensitive loss), smo.svr
+            res = smo.svr(K, y, C, epsilon, tol=1e-3)
+            return Fit(res.alpha, res.b, int(np.count_nonzero(res.alpha)), int(res.n_iter), bool(res.converged))
         if model in ("l1_svm", "least_1norm_svm") or (model == "ls_svm" and variant.startswith("smo")):
             fn = getattr(smo, model)
             opts = {"wss": "first" if variant == "smo_first" else "second", "tol": 1e-3}
@@ -142,7 +147,8 @@ def cv_folds(n: int, n_folds: int, rng: np.random.Generator) -> list[np.ndarray]
     return np.array_split(rng.permutation(n), n_folds)
 
 
-def cv_score(model: str, K_full, y, folds, *, C=None, gamma=None, variant="linear", task="classification") -> float:
+def cv_score(model: str, K_full, y, folds, *, C=None, gamma=None, epsilon=None, variant="linear",
+             task="classification") -> float:
     """k-fold cross-validation on one training set: % misclassified (classification) or the MSE.
 
     ``K_full`` is the kernel matrix of the whole training set; each fold's matrices are its blocks,
@@ -155,7 +161,8 @@ def cv_score(model: str, K_full, y, folds, *, C=None, gamma=None, variant="linea
         if task == "classification" and np.all(y[tr] == y[tr][0]):
             wrong += float(np.sum(y[te] != y[tr][0]))
             continue
-        fit = fit_model(model, K_full[np.ix_(tr, tr)], y[tr], C=C, gamma=gamma, variant=variant, task=task)
+        fit = fit_model(model, K_full[np.ix_(tr, tr)], y[tr], C=C, gamma=gamma, epsilon=epsilon, variant=variant,
+                        task=task)
         K_cross = K_full[np.ix_(te, tr)]
         if task == "classification":
             wrong += float(np.sum(fit.predict(K_cross) != y[te]))

@@ -35,7 +35,7 @@ __all__ = ["run_table", "TableRun", "SPLIT_COLUMNS", "SELECTION_COLUMNS", "summa
 
 #: columns of DIR/NAME.csv (one row per dataset, model, split)
 SPLIT_COLUMNS = ("dataset", "model", "split", "error_pct", "mse", "n_sv", "n_iter", "C", "sigma", "gamma",
-                 "converged", "n_train", "n_test", "solver")
+                 "epsilon", "converged", "n_train", "n_test", "solver")
 SPLIT_KEY = ("dataset", "model", "split")
 #: columns of DIR/NAME.cv.csv (one cross-validation score per dataset, model, cv_split, grid point)
 SELECTION_COLUMNS = ("dataset", "model", "cv_split", "grid", "C", "sigma", "gamma", "cv_score")
@@ -287,7 +287,7 @@ def summarize(module, rows) -> list[dict]:
                 cells.append({"dataset": dataset, "model": model, "metric": metric, "mean": mean, "std": std,
                               "n": int(v.size), "paper_mean": pm, "paper_std": ps, "within_paper_std": within})
             params = {}
-            for p in ("C", "sigma", "gamma"):
+            for p in ("C", "sigma", "gamma", "epsilon"):
                 v = _floats(sel, p)
                 if v.size:
                     params[p] = float(np.median(v))
@@ -315,7 +315,7 @@ def render_markdown(module, cells, *, splits, quick, seed, runtime_s, where) -> 
     hyper = []
     for c in cells:
         if c["metric"].startswith("hyperparameters"):
-            ps = ", ".join(f"{k} = {c[k]:.4g}" for k in ("C", "sigma", "gamma") if k in c)
+            ps = ", ".join(f"{k} = {c[k]:.4g}" for k in ("C", "sigma", "gamma", "epsilon") if k in c)
             nc = f" ({c['n_not_converged']} fits stopped at max_iter)" if c["n_not_converged"] else ""
             hyper.append(f"| {c['dataset']} | {c['model']} | {ps}{nc} |")
             continue

@@ -140,5 +140,5 @@ def run_split(task: dict) -> dict:
     fit = fit_model(task["model"], rbf_kernel(Xtr, sigma=task["sigma"]), ytr, C=task["C"], variant="smo_first")
     err = 100.0 * float(np.mean(fit.predict(rbf_kernel(Xte, Xtr, sigma=task["sigma"])) != yte))
     return {"dataset": task["dataset"], "model": task["model"], "split": task["split"], "error_pct": err, "mse": None,
-            "n_sv": fit.n_sv, "n_iter": fit.n_iter, "C": task["C"], "sigma": task["sigma"], "gamma": None,
+            "n_sv": fit.n_sv, "n_iter": fit.n_iter, "C": task["C"], "sigma": task["sigma"], "gamma": None, "epsilon": None,
             "converged": fit.converged, "n_train": len(ytr), "n_test": len(yte), "solver": SOLVER.format(task["model"])}

@@ -105,4 +105,5 @@ def run_split(task: dict) -> dict:
     err = 100.0 * float(np.mean(fit.predict(gaussian_kernel(Xte, Xtr, sigma=sigma)) != yte))
     return {"dataset": d, "model": model, "split": task["split"], "error_pct": err, "mse": None, "n_sv": fit.n_sv,
             "n_iter": fit.n_iter, "C": p if pname == "C" else None, "sigma": sigma, "gamma": p if pname == "gamma" else None,
+            "epsilon": None,
             "converged": fit.converged, "n_train": len(ytr), "n_test": len(yte), "solver": SOLVERS[model]}

@@ -99,4 +99,5 @@ def run_split(task: dict) -> dict:
         n_sv, n_iter, conv = fit.n_sv, fit.n_iter, fit.converged
     return {"dataset": d, "model": model, "split": task["split"], "error_pct": err, "mse": None, "n_sv": n_sv,
             "n_iter": n_iter, "C": p if pname == "C" else None, "sigma": sigma, "gamma": p if pname == "gamma" else None,
+            "epsilon": None,
             "converged": conv, "n_train": len(ytr), "n_test": len(yte), "solver": SOLVERS[model]}
