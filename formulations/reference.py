@@ -302,7 +302,8 @@ def solve(
                     v3 = {k: (float(v) if v is not None and v.ndim == 0 else v) for k, v in v3.items()}
                     d3 = [c_.dual_value for c_ in problem.constraints]
                     c3 = certify(problem, v3, d3, tol)
-                    if c3.certified or c3.residuals.get("rel_gap", np.inf) < c.residuals.get("rel_gap", np.inf):
+                    if c3 is not None and (c3.certified or c3.residuals.get("rel_gap", np.inf)
+                                           < c.residuals.get("rel_gap", np.inf)):
                         c, values, duals = c3, v3, d3
                         c.polished = True
                 _set_values(problem, values)
@@ -312,7 +313,9 @@ def solve(
                 _set_values(problem, values)
             if not c.certified and not accept_inaccurate:
                 raise ReferenceSolveError(_failure_message(info, c, tol) + f" ({solver} status {status!r})")
-            if c.certified and not ok:
+            if not c.certified:  # only with accept_inaccurate: never labelled "optimal"
+                status = f"optimal_inaccurate (not certified: {', '.join(c.failed)}; {solver} said {status!r})"
+            elif not ok:
                 status = f"optimal (certified; {solver} said {status!r})"
             elif c.polished:
                 status = f"{status} (polished)"

@@ -370,6 +370,9 @@ def test_uncertifiable_solution_is_refused_naming_the_residual(monkeypatch):
     monkeypatch.setattr(cert, "box_scaled_resolve", lambda *a, **k: None)
     with pytest.raises(F.ReferenceSolveError, match=r"does not certify.*rel_gap = [\d.e+-]+ > 1e-08"):
         F.solve(prob, options={"max_iter": 3})
+    # accepted on request, but never labelled optimal
+    sol = F.solve(F.get("l1_svm").dual(K, y, C=10.0), options={"max_iter": 3}, accept_inaccurate=True, cross_check=False)
+    assert not sol.certified and sol.status.startswith("optimal_inaccurate (not certified: rel_gap")
     # with the repairs: the same stopped solve is polished into a certified reference
     monkeypatch.undo()
     sol = F.solve(F.get("l1_svm").dual(K, y, C=10.0), options={"max_iter": 3}, cross_check=False)
