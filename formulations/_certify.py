@@ -273,27 +273,42 @@ def box_polish(kind, K, y, C, alpha, tol, *, max_iter: int = 8):
 # ------------------------------------------------------------------------------------------------
 # Support features machine (003): p(a, b) on X and W(lam) on X
 # ------------------------------------------------------------------------------------------------
-def sfm_certificate(X, y, C, mu, lam, tol, a_primal=None):
+def _sfm_dual_value(X, y, mu, lam):
+    w = X.T @ (y * lam)  # 003, eq. (6)
+    excess = np.maximum(np.abs(w) - mu, 0.0)
+    W = float(np.sum(lam)) - float(excess @ excess) / (4.0 * (1.0 - mu))  # 003, eq. (10)
+    return W, np.sign(w) * excess / (2.0 * (1.0 - mu))  # and a from 003, eq. (8)
+
+
+def _sfm_primal_value(X, y, C, mu, a):
+    f = X @ a
+    b = best_b("l1", y, f)
+    return float((1.0 - mu) * (a @ a) + mu * np.sum(np.abs(a))) + primal_loss("l1", C, y, f, b), b  # 003, eq. (5)
+
+
+def sfm_certificate(X, y, C, mu, lam, tol, a_primal=None, extra_lams=()):
+    """Certificate of the support features machine on X: ``min p(a, b) - max W(lam) >= 0`` over the
+    candidates (the solver's lam, projected; ``extra_lams`` e.g. the primal solver's multipliers; ``a`` from
+    (8) of each, and ``a_primal``). Returns (Certified, best lam, best a, its b)."""
     n = len(y)
     lo, hi = np.zeros(n), np.full(n, C)
     raw = np.asarray(lam, dtype=float)
     eq_res = abs(float(y @ raw)) / max(1.0, float(np.sum(np.abs(raw))))
     bound_res = float(np.max(np.maximum(np.maximum(lo - raw, raw - hi), 0.0))) / max(1.0, C)
-    lam = project_feasible(raw, y, lo, hi)
-    w = X.T @ (y * lam)  # 003, eq. (6)
-    excess = np.maximum(np.abs(w) - mu, 0.0)
-    W = float(np.sum(lam)) - float(excess @ excess) / (4.0 * (1.0 - mu))  # 003, eq. (10)
-    a = np.sign(w) * excess / (2.0 * (1.0 - mu))  # 003, eq. (8)
-    f = X @ a
-    b = best_b("l1", y, f)
-    p = float((1.0 - mu) * (a @ a) + mu * np.sum(np.abs(a))) + primal_loss("l1", C, y, f, b)  # 003, eq. (5)
-    if a_primal is not None:  # the primal solver's own a: another upper bound on p*; keep the smaller
-        a2 = np.asarray(a_primal, dtype=float)
-        f2 = X @ a2
-        b2 = best_b("l1", y, f2)
-        p2 = float((1.0 - mu) * (a2 @ a2) + mu * np.sum(np.abs(a2))) + primal_loss("l1", C, y, f2, b2)
-        if p2 < p:
-            p, a, b = p2, a2, b2
+    W, best_lam, a_cands = -np.inf, None, []
+    for cand in [raw, *[np.asarray(e, dtype=float) for e in extra_lams if e is not None]]:
+        lam_c = project_feasible(cand, y, lo, hi)
+        W_c, a_c = _sfm_dual_value(X, y, mu, lam_c)
+        a_cands.append(a_c)
+        if W_c > W:
+            W, best_lam = W_c, lam_c
+    if a_primal is not None:
+        a_cands.append(np.asarray(a_primal, dtype=float))
+    p, a, b = np.inf, None, 0.0
+    for a_c in a_cands:
+        p_c, b_c = _sfm_primal_value(X, y, C, mu, a_c)
+        if p_c < p:
+            p, a, b = p_c, a_c, b_c
     gap = p - W
     res = {"objective_dual": W, "objective_primal": p, "gap": gap, "rel_gap": _rel(gap, W),
            "eq_feasibility": eq_res, "bound_feasibility": bound_res, "b": b}
@@ -304,7 +319,7 @@ def sfm_certificate(X, y, C, mu, lam, tol, a_primal=None):
         failed["eq_feasibility"] = (eq_res, tol)
     if not (bound_res <= tol):
         failed["bound_feasibility"] = (bound_res, tol)
-    return Certified(W, None, res, failed), lam, a, b
+    return Certified(W, None, res, failed), best_lam, a, b
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """The support features machine (003 §2): SVM with the l2-l1 regulariser, linear kernel only."""
 from __future__ import annotations
 
+import warnings
+
 import cvxpy as cp
 import numpy as np
 
@@ -71,12 +73,37 @@ class SupportFeatures(Formulation):
         """Certificate on X: ``p(a, b) - W(lam) >= 0`` bounds both errors (``p* = W*``, 003 §2.5), with
         ``a`` from (8), the exact best ``b`` and ``lam`` projected onto the feasible set."""
 
+        from .reference import TIGHTER
+
+        sfm = SupportFeatures()
+
         def certify(problem, values, duals, tol):
             h = problem.info["hyper"]
             if values is None or lam_from(values, duals) is None:
                 return None
-            c, lam, a, b = cert.sfm_certificate(X, y, h["C"], h["mu"], lam_from(values, duals), tol,
-                                                a_primal=values.get("a") if form == "primal" else None)
+            lam0 = lam_from(values, duals)
+            a0 = values.get("a") if form == "primal" else None
+            c, lam, a, b = cert.sfm_certificate(X, y, h["C"], h["mu"], lam0, tol, a_primal=a0)
+            if not c.certified:
+                # polish: combine with the other side solved tightly (the primal (5) for a dual form, the dual
+                # (10) for the primal): min p - max W over all the candidates
+                other = (sfm.primal if form != "primal" else sfm.dual)(X, y, C=h["C"], mu=h["mu"])
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        cp.Problem(other.objective, other.constraints).solve(solver="CLARABEL", **TIGHTER)
+                    ov = {v.name(): v.value for v in other.variables()}
+                    extra = [other.constraints[0].dual_value] if form != "primal" else [ov.get("lam")]
+                    a_extra = ov.get("a") if form != "primal" else a0
+                    c2, lam2, a2, b2 = cert.sfm_certificate(X, y, h["C"], h["mu"], lam0, tol, a_primal=a_extra,
+                                                            extra_lams=extra)
+                    if c2.certified or c2.residuals["rel_gap"] < c.residuals["rel_gap"]:
+                        c, lam, a, b = c2, lam2, a2, b2
+                        c.polished = True
+                        if form == "primal":  # the values of the best primal point found
+                            c.values = {"a": a, "b": b, "delta": np.maximum(0.0, 1.0 - y * (X @ a + b))}
+                except (cp.error.SolverError, ValueError):
+                    pass
             c.method = "duality gap on X (003 eqs. (5), (10))"
             if form == "primal":
                 c.objective = c.residuals["objective_primal"]
