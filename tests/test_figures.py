@@ -64,7 +64,7 @@ def test_list_names_every_figure(capsys):
         assert name in out
 
 
-@pytest.mark.parametrize("argv", [[], ["no-such-figure"], ["outlier-robustness", "--format", "jpg"]])
+@pytest.mark.parametrize("argv", [[], ["no-such-figure"], ["outlier-robustness", "--format", "nope"]])
 def test_usage_errors_exit_2(argv, capsys):
     assert cli.main(argv) == 2
 
