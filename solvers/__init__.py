@@ -17,10 +17,9 @@ RLS; ``f(X, y, C, mu)`` with ``.lam``, ``.a``, ``.b`` for the support features m
 """
 from svmref._validation import NotConvexError
 
-from ._result import ConvergenceWarning, SolverResult
-from .linear import IllConditionedWarning  # noqa: F401 (issue 18: named warning of the linear-system solvers)
+from ._result import ConvergenceWarning, IllConditionedWarning, SolverResult
 
-__all__ = ["SolverResult", "ConvergenceWarning", "NotConvexError", "REGISTRY"]
+__all__ = ["SolverResult", "ConvergenceWarning", "IllConditionedWarning", "NotConvexError", "REGISTRY"]
 
 #: Built-in solvers as ``"module:callable" -> formulation name`` (what ``svmref verify --list`` prints).
 REGISTRY: dict[str, str] = {

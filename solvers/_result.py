@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-__all__ = ["SolverResult", "ConvergenceWarning", "warn_not_converged"]
+__all__ = ["SolverResult", "ConvergenceWarning", "IllConditionedWarning", "warn_not_converged"]
 
 STATUSES = ("optimal", "max_iter_reached", "numerical_issue", "not_convex")
 
@@ -111,6 +111,11 @@ class SolverResult:
                 v = repr(v)
             parts.append(f"{f.name}={v}")
         return f"{type(self).__name__}({', '.join(parts)})"
+
+
+class IllConditionedWarning(UserWarning):
+    """A linear system was solved, but its estimated condition number makes the expected relative accuracy
+    of the solution (``eps x cond``) worse than the tolerance asked for; the message gives both numbers."""
 
 
 def warn_not_converged(solver: str, n_iter: int, gap: float, tol: float, stacklevel: int = 3) -> None:

@@ -63,7 +63,7 @@ from svmref._validation import (
     check_tol,
 )
 
-from ._result import SolverResult, warn_not_converged
+from ._result import IllConditionedWarning, SolverResult, warn_not_converged
 
 __all__ = ["ls_svm", "ls_svm_regression", "rls", "LinearResult", "RLSResult", "AUTO_CG_N", "IllConditionedWarning"]
 
@@ -74,11 +74,6 @@ _EPS = np.finfo(np.float64).eps
 #: Iterative refinement is applied when ``eps cond_1`` exceeds this (below it the Cholesky solution is
 #: already accurate to about 1e-12, and a refinement step would cost a third of the solve).
 _REFINE_ABOVE = 1e-12
-
-
-class IllConditionedWarning(UserWarning):
-    """A linear system was solved, but its estimated condition number makes the expected relative accuracy
-    of the solution (``eps x cond``) worse than the tolerance asked for; the message gives both numbers."""
 
 
 @dataclass(frozen=True, repr=False)
