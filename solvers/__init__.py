@@ -32,4 +32,5 @@ REGISTRY: dict[str, str] = {
     "svmref.solvers.linear:rls": "rls",
     "svmref.solvers.isls:sparse_ls_svm": "sparse_ls_svm",
     "svmref.solvers.support_features:support_features": "support_features",
+    "svmref.solvers.smo:svr": "svr",
 }

@@ -961,3 +961,156 @@ def test_spawn_worker_imports_the_solver_by_name(tmp_path):
         r.method = "spawn"
         out = r.call((K, y, 1.0), {})
     assert out.kind == "died" and "has no attribute" in out.message
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 12: epsilon-SVR ("svr"). verify calls f(K, y, C, epsilon=epsilon) and reads alpha = alpha^+ - alpha^-
+# (length N) and b, f(x) = sum_i alpha_i k(x_i, x) + b. The registry entry svmref.solvers.smo:svr is held to
+# quick (test_builtin_solver_passes_quick) and to the larger suites (test_builtin_solver_passes_larger_suites, slow).
+# ---------------------------------------------------------------------------------------------
+SVR_SOLVER_TOL = 1e-10  # the SMO runs of the broken variants below: exact but for the one deliberate flaw
+SVR_B_OFFSET = 0.05     # a bias error far above sqrt(tol) = 1e-3
+
+
+def sklearn_svr(K, y, C, epsilon):
+    """scikit-learn's SVR (LIBSVM) as an svr solver: dual_coef_ holds alpha^+_i - alpha^-_i of the support
+    vectors (index support_), intercept_ is b (LIBSVM's -rho)."""
+    from sklearn.svm import SVR
+
+    m = SVR(kernel="precomputed", C=C, epsilon=epsilon, tol=SVC_TOL).fit(K, y)
+    alpha = np.zeros(len(y))
+    alpha[m.support_] = m.dual_coef_[0]
+    return alpha, float(m.intercept_[0])
+
+
+def _smo_svr(K, y, C, epsilon):
+    from svmref.solvers import smo as smo_solvers
+
+    return smo_solvers.svr(K, y, C, epsilon=epsilon, tol=SVR_SOLVER_TOL)
+
+
+def svr_epsilon_ignored(K, y, C, epsilon):
+    r = _smo_svr(K, y, C, 0.0)
+    return r.alpha, r.b
+
+
+def svr_sign_flipped(K, y, C, epsilon):
+    r = _smo_svr(K, y, C, epsilon)
+    return -r.alpha, r.b
+
+
+def svr_b_off(K, y, C, epsilon):
+    r = _smo_svr(K, y, C, epsilon)
+    return r.alpha, r.b + SVR_B_OFFSET
+
+
+def svr_half_C(K, y, C, epsilon):
+    r = _smo_svr(K, y, C / 2, epsilon)
+    return r.alpha, r.b
+
+
+@pytest.mark.parametrize("suite", ["quick", "real"])
+def test_sklearn_svr_passes_as_external_svr(suite):
+    report = verify.check(sklearn_svr, "svr", suite, TOL)
+    assert report.passed, str(report)
+    assert all(r.verdict == "pass" for r in report), str(report)
+
+
+def test_svr_b_may_be_omitted_and_is_derived():
+    report = verify.check(lambda K, y, C, epsilon: _smo_svr(K, y, C, epsilon).alpha, "svr", "quick", TOL)
+    assert report.passed, str(report)
+    assert all(r.b_derived and any("b was not given" in n for n in r.notes) for r in report)
+
+
+@pytest.mark.parametrize("solver, instance, reason, words", [
+    (svr_epsilon_ignored, "q-rbf-30", "objective_gap",
+     "solved a different epsilon: the answer satisfies the KKT conditions for epsilon = 0 (epsilon ignored"),
+    (svr_sign_flipped, "q-rbf-30", "objective_gap", "hint: the answer passes after alpha -> -alpha"),
+    (svr_b_off, "q-rbf-30", "complementarity", "b is wrong: alpha is optimal"),
+    (svr_half_C, "q-poly-24", "objective_gap", "solved a different C: the answer satisfies the KKT conditions for C = 0.05"),
+], ids=["epsilon-ignored", "alpha-sign-flipped", "b-off", "half-C"])
+def test_broken_svr_fails_with_the_right_reason(solver, instance, reason, words):
+    """q-rbf-30 has epsilon = 0.1 > 0 and free alpha_i; q-poly-24 (C = 0.1) has alpha_i at the bound C, so
+    that halving C changes the answer (at q-rbf-30, C = 10 binds nowhere)."""
+    inst = [i for i in verify.suite("quick", "svr") if i.name == instance]
+    assert inst and inst[0].hyper["epsilon"] > 0
+    rec = verify.check(solver, "svr", inst, TOL)[instance]
+    assert rec.verdict == "fail", str(rec)
+    assert rec.reason.startswith(reason), rec.reason
+    assert any(words in d for d in rec.diagnoses + rec.hints), (rec.diagnoses, rec.hints)
+
+
+def test_svr_b_off_names_its_kkt_interval_and_tolerance():
+    rec = verify.check(svr_b_off, "svr", "quick", TOL)["q-rbf-30"]
+    lo, hi = rec.b_interval
+    inst = verify.suite("quick", "svr")[1]
+    b_true = _smo_svr(inst.K, inst.y, inst.hyper["C"], inst.hyper["epsilon"]).b
+    assert abs(lo - b_true) <= 1e-8 and abs(hi - b_true) <= 1e-8
+    assert rec.would_pass_at_tol is not None and rec.would_pass_at_tol > TOL
+
+
+def test_svr_instances_carry_epsilon_and_the_contract_passes_it_by_keyword():
+    for name in ("quick", "standard", "adversarial", "real"):
+        insts = verify.suite(name, "svr")
+        assert insts and all(set(i.hyper) == {"C", "epsilon"} and i.hyper["epsilon"] >= 0 for i in insts)
+    eps = [i.hyper["epsilon"] for i in verify.suite("quick", "svr")]
+    assert 0.0 in eps and max(eps) > 0.0  # the suites hold epsilon = 0 (least absolute deviations) and a tube
+    seen = []
+
+    def spy(K, y, C, epsilon):
+        seen.append(epsilon)
+        r = _smo_svr(K, y, C, epsilon)
+        return r.alpha, r.b
+
+    assert verify.check(spy, "svr", "quick", TOL).passed
+    assert seen == eps
+    with pytest.raises(verify.SignatureError, match=r"f\(K, y, C, epsilon=epsilon"):
+        verify.check(lambda K, y, C: (np.zeros(len(y)), 0.0), "svr", "quick", TOL)
+    with pytest.raises(ValueError, match="epsilon"):
+        verify.check(spy, "svr", "quick", TOL, options={"epsilon": 0.3})
+
+
+def test_svr_residuals_of_an_exact_answer_vanish_and_a_box_violation_is_named():
+    inst = verify.suite("quick", "svr")[1]
+    r = _smo_svr(inst.K, inst.y, inst.hyper["C"], inst.hyper["epsilon"])
+    res = kkt.svr_residuals(inst.K, inst.y, inst.hyper, {"alpha": r.alpha, "b": r.b})
+    for k in ("box", "equality", "primal_feasibility", "complementarity", "stationarity", "duality_gap"):
+        assert res.values[k] <= EXACT, (k, res.values[k])
+    assert abs(res.objective - r.objective) <= EXACT * max(1.0, abs(r.objective))
+    bad = r.alpha.copy()
+    i = int(np.argmax(np.abs(bad)))
+    bad[i] = 2.0 * inst.hyper["C"] * np.sign(bad[i])
+    res = kkt.svr_residuals(inst.K, inst.y, inst.hyper, {"alpha": bad, "b": r.b})
+    assert res.values["box"] == pytest.approx(1.0) and f"alpha_{i} = " in res.where["box"]
+
+
+def test_from_data_builds_an_svr_instance_with_epsilon():
+    from svmref.verify.instances import from_data
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((40, 2))
+    y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(40)
+    inst = from_data(X, y, "svr", C=2.0, epsilon=0.05)
+    assert inst.hyper == {"C": 2.0, "epsilon": 0.05}
+    assert verify.check(sklearn_svr, "svr", [inst], TOL).passed
+    with pytest.raises(ValueError, match="epsilon"):
+        from_data(X, y, "svr", epsilon=-1.0)
+
+
+def test_cli_verifies_svr_on_user_data_with_epsilon(tmp_path, capsys):
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((30, 2))
+    y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(30)
+    p = tmp_path / "reg.csv"
+    p.write_text("\n".join(f"{a:.6g},{b:.6g},{t:.6g}" for (a, b), t in zip(X, y)))
+    out_json = tmp_path / "out.json"
+    code, out, err = _run(["svmref.solvers.smo:svr", "--data", str(p), "--epsilon", "0.05", "--json", str(out_json)],
+                          capsys)
+    assert code == 0, out + err
+    recs = json.loads(out_json.read_text())
+    recs = recs["records"] if isinstance(recs, dict) else recs
+    assert recs[0]["formulation"] == "svr" and recs[0]["hyper"] == {"C": 1.0, "epsilon": 0.05}
+    code, out, err = _run(["svmref.solvers.smo:svr", "--epsilon", "0.05"], capsys)
+    assert code == 2 and "--epsilon goes with --data" in err
+    code, out, err = _run(["svmref.solvers.smo:svr", "--data", str(p), "--epsilon", "-1"], capsys)
+    assert code == 2 and "--epsilon must be >= 0" in err

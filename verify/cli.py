@@ -28,12 +28,15 @@ The solver contract (see 'python -c "import verify; help(verify)"'):
       f(K, y, C, **options) -> (alpha, b) | alpha | object with .alpha, .b   (b may be None)
   rls:                f(K, y, gamma) -> c | object with .c
   support_features:   f(X, y, C, mu) -> object with .lam and/or .a, .b
+  svr (epsilon-SVR):  f(K, y, C, epsilon=epsilon) -> (alpha, b) | alpha | object with .alpha, .b
+                      with alpha = alpha^+ - alpha^- (length N), f(x) = sum_i alpha_i k(x_i, x) + b
   If f has a parameter named tol, verify passes the tolerance it checks at.
 
 Suites: quick (seconds), standard (N up to 300), adversarial (degenerate and extreme
 instances; a non-PSD MLP kernel is reported as 'not convex'), real (shipped data sets).
 --n N draws every instance of quick or standard with N training patterns (named NAME@N);
---data FILE.csv verifies on your data instead (labels in the last column; --C, --sigma).
+--data FILE.csv verifies on your data instead (labels in the last column; --C, --sigma, and
+--epsilon for svr).
 
 Each instance runs in a worker process killed after --timeout seconds (verdict 'timeout').
 A failed row is followed by its diagnoses, the tolerance it would pass at, and any hint
@@ -121,6 +124,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--C", dest="C", default=None, metavar="C", help="C (for --data; default 1)")
     p.add_argument("--sigma", default=None, metavar="S",
                    help="RBF width for --data (default sqrt(number of features))")
+    p.add_argument("--epsilon", default=None, metavar="E",
+                   help="tube half-width for --data with --formulation svr (default 0.1, in the units of the targets)")
     p.add_argument("--json", metavar="PATH", help="also write the records as JSON to PATH")
     p.add_argument("--list", action="store_true", help="print every built-in solver as 'SPEC formulation' and exit")
     p.add_argument("--all", action="store_true",
@@ -162,6 +167,10 @@ def _options(args) -> dict:
     opts["sigma"] = None if args.sigma is None else check_number(args.sigma, "--sigma", low=0.0)
     if args.data is None and (args.C is not None or args.sigma is not None):
         raise UsageError("--C and --sigma go with --data (the suites fix their own)")
+    eps = getattr(args, "epsilon", None)
+    opts["epsilon"] = None if eps is None else check_number(eps, "--epsilon", low=0.0, low_open=False)
+    if eps is not None and args.data is None:
+        raise UsageError("--epsilon goes with --data (the suites fix their own)")
     if args.data is not None and opts["n"] is not None:
         raise UsageError("give either --data or --n, not both")
     if args.json is not None:
@@ -192,7 +201,8 @@ def _instances(args, opts, formulation):
     _fits(check_kernel_memory, X.shape[0], "--data")
     try:
         name = "data-" + os.path.splitext(os.path.basename(args.data))[0]
-        return [from_data(X, y, formulation, C=opts["C"], sigma=opts["sigma"], name=name)]
+        extra = {} if opts.get("epsilon") is None else {"epsilon": opts["epsilon"]}
+        return [from_data(X, y, formulation, C=opts["C"], sigma=opts["sigma"], name=name, **extra)]
     except ValueError as exc:
         raise UsageError(f"--data: {args.data!r}: {exc}") from None
 

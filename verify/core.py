@@ -163,6 +163,7 @@ CALL_FORMS = {
     "regression": "f(K, y, C, **options)",
     "rls": "f(K, y, gamma, **options)",
     "features": "f(X, y, C, mu, **options)",
+    "svr": "f(K, y, C, epsilon=epsilon, **options)",
 }
 
 
@@ -185,6 +186,8 @@ def check_signature(solver, formulation: str, options: dict | None = None, name:
     except (TypeError, ValueError):
         return False
     npos = 4 if task == "features" else 3
+    if task == "svr":
+        kw.setdefault("epsilon", 0.1)  # epsilon-SVR: the tube half-width goes by keyword (CALL_FORMS)
     try:
         sig.bind(*range(npos), **kw)
     except TypeError as exc:
@@ -205,6 +208,8 @@ def _arguments(solver, task: str, inst: Instance, tol: float, options: dict) -> 
         return (inst.K.copy(), inst.y.copy(), h["gamma"]), kw
     if task == "features":
         return (inst.X.copy(), inst.y.copy(), h["C"], h["mu"]), kw
+    if task == "svr":
+        kw.setdefault("epsilon", h["epsilon"])
     return (inst.K.copy(), inst.y.copy(), h["C"]), kw
 
 
@@ -363,12 +368,12 @@ def _diagnose(formulation, task, inst, ans, r, values, tols, ref, tol) -> list[s
                        f"{values.get('stationarity', float('nan')):.1e}) but b = {b:.6g} is outside {interval}"
                        + ("; a common cause is averaging b over all support vectors, bounded ones included: "
                           "average over the free alpha_i (strictly inside the box) only"
-                          if formulation in ("l1_svm", "least_1norm_svm", "support_features") else ""))
+                          if formulation in ("l1_svm", "least_1norm_svm", "support_features", "svr") else ""))
     # 2. box, 3. equality, 4. not optimal
     if "box" in bad:
         out.append("box violated: " + r.where.get("box", ""))
     if "equality" in bad:
-        what = {"features": "y'lam != 0", "regression": "sum(alpha) != 0"}.get(task, "y'alpha != 0")
+        what = {"features": "y'lam != 0", "regression": "sum(alpha) != 0", "svr": "sum(alpha) != 0"}.get(task, "y'alpha != 0")
         out.append(f"{what}: " + r.where.get("equality", ""))
     b_wrong = bool(out) and out[0].startswith("b is wrong")
     rest = [k for k in _ORDER if k in bad and k not in ("box", "equality")]
@@ -409,7 +414,7 @@ def _other_problem(formulation, task, inst, ans, tol, tols) -> str:
     C = h["C"]
     cands = []
     vec = ans.get("lam") if task == "features" else ans.get("alpha")
-    if vec is not None and formulation in ("l1_svm", "least_1norm_svm", "support_features"):
+    if vec is not None and formulation in ("l1_svm", "least_1norm_svm", "support_features", "svr"):
         top = float(np.max(np.abs(vec)))
         if top > 0 and abs(top - C) > 1e-3 * C and np.sum(np.abs(np.abs(vec) - top) <= 1e-6 * top) >= 2:
             cands.append(top)  # several alpha_i saturate at the same value: the C the solver used
@@ -418,6 +423,15 @@ def _other_problem(formulation, task, inst, ans, tol, tols) -> str:
         _, vals, _ = _evaluate(formulation, task, inst, ans, None, tol, hyper={**h, "C": c2}, compare=False)
         if _self_consistent(vals, tols):
             return f"solved a different C: the answer satisfies the KKT conditions for C = {c2:.6g}, not C = {C:g}"
+    if task == "svr":
+        e = h["epsilon"]
+        for e2, how in ((0.0, "epsilon = 0 (epsilon ignored: no tube)"), (2.0 * e, "2 epsilon"), (0.5 * e, "epsilon / 2")):
+            if e2 == e:
+                continue
+            _, vals, _ = _evaluate(formulation, task, inst, ans, None, tol, hyper={**h, "epsilon": e2}, compare=False)
+            if _self_consistent(vals, tols):
+                return (f"solved a different epsilon: the answer satisfies the KKT conditions for {how}, not "
+                        f"epsilon = {e:g} (verify passes epsilon by keyword: f(K, y, C, epsilon=...))")
     if task in ("box", "regression") and formulation in kkt.BOX_DUALS and N <= _MAX_N_KERNEL_GUESS:
         shifted = kkt.BOX_DUALS[formulation].shift
         K2 = inst.K - np.eye(N) / C if shifted else inst.K + np.eye(N) / C
@@ -456,6 +470,11 @@ def _transforms(formulation, task, inst, ans):
             out.append(("alpha -> |alpha|", {"alpha": np.abs(a), "b": b}))
         if b is not None:
             out.append(("alpha -> y * alpha and b -> -b", {"alpha": a * y, "b": negb}))
+    if task == "svr":
+        out.append(("alpha -> -alpha (your alpha looks like alpha^- - alpha^+; the decision function is "
+                    "sum_i (alpha^+_i - alpha^-_i) k(x_i, x) + b)", {"alpha": -a, "b": b}))
+        if b is not None:
+            out.append(("alpha -> -alpha and b -> -b", {"alpha": -a, "b": negb}))
     if b is not None:
         out.append(("b -> -b (the decision function is sum_i alpha_i y_i k(x_i, x) + b)", {"alpha": a, "b": negb}))
     C = h["C"]
@@ -509,7 +528,8 @@ def check(solver: Callable, formulation: str, instances="quick", tol: float = DE
     solver : callable
         Follows the contract of :mod:`svmref.verify` (``f(K, y, C, **options)`` for the box duals,
         ``ls_svm_regression`` and ``sparse_ls_svm``; ``f(K, y, gamma)`` for ``rls``;
-        ``f(X, y, C, mu)`` for ``support_features``). If it has a parameter named ``tol``,
+        ``f(X, y, C, mu)`` for ``support_features``; ``f(K, y, C, epsilon=epsilon)`` for ``svr``, returning
+        ``alpha = alpha^+ - alpha^-`` and ``b``). If it has a parameter named ``tol``,
         ``tol`` is passed to it (each record says so in ``solver_tol`` and its notes). The signature is
         checked once, before any instance runs: :class:`SignatureError` (a ``TypeError``) if it does not fit.
     formulation : str
@@ -555,6 +575,9 @@ def check(solver: Callable, formulation: str, instances="quick", tol: float = DE
             raise ValueError(f"timeout must be a positive number of seconds or None; got {timeout!r}")
     task = TASK[formulation]
     options = dict(options or {})
+    if task == "svr" and "epsilon" in options:
+        raise ValueError("options must not set epsilon for svr: each instance carries its own epsilon, which verify "
+                         "passes to the solver as the keyword epsilon=")
     label = name or _name(solver)
     check_signature(solver, formulation, options, label)
     insts = suite(instances, formulation) if isinstance(instances, str) else list(instances)

@@ -29,7 +29,7 @@ __all__ = ["Instance", "SUITES", "SCALABLE", "suite", "TASK", "load_csv", "from_
 SUITES = ("quick", "standard", "adversarial", "real")
 
 #: What each formulation takes: "box" (K, y, C), "regression" (K, targets, C), "rls" (K, y, gamma),
-#: "features" (X, y, C, mu).
+#: "features" (X, y, C, mu), "svr" (K, targets, C, epsilon=...; the epsilon-SVR).
 TASK = {
     "l1_svm": "box",
     "l2_svm": "box",
@@ -39,6 +39,7 @@ TASK = {
     "sparse_ls_svm": "regression",
     "rls": "rls",
     "support_features": "features",
+    "svr": "svr",
 }
 
 
@@ -272,6 +273,27 @@ def _feature_instances(which: str, n_train: int | None = None) -> list[Instance]
     return out
 
 
+#: epsilon-SVR: the tube half-width of each instance (the regression instances of the suite, by base name).
+#: Default :data:`SVR_EPSILON`; a few are set so that the suites hold epsilon = 0 (least absolute
+#: deviations: every pattern a support vector, alpha^+ alpha^- = 0 no longer forced) and a wide tube
+#: (most targets inside it, few support vectors).
+SVR_EPSILON = 0.1
+SVR_EPSILONS = {"q-linear-20": 0.0, "q-poly-24": 0.5, "s-linear-50": 0.0, "s-rbf-200": 0.5, "a-C-1e4": 0.05,
+                "a-duplicates-conflicting": 0.0, "r-heart": 0.5}
+
+
+def _svr_instances(which: str, n_train: int | None = None) -> list[Instance]:
+    """The regression instances of ``which`` with an epsilon each (:data:`SVR_EPSILONS`), for ``svr``."""
+    out = []
+    for inst in _kernel_instances(which, "regression", n_train):
+        base = inst.name.split("@")[0]
+        eps = SVR_EPSILONS.get(base, SVR_EPSILON)
+        desc = f"{inst.description}; epsilon = {eps:g}" if inst.description else f"epsilon = {eps:g}"
+        out.append(Instance(inst.name, inst.X, inst.y, inst.X_test, inst.kernel, dict(inst.kernel_params),
+                            {**inst.hyper, "epsilon": eps}, inst.unique, desc))
+    return out
+
+
 _CACHE: dict = {}
 
 
@@ -300,7 +322,12 @@ def suite(name: str, formulation: str, n: int | None = None) -> list[Instance]:
     task = TASK[formulation]
     key = (name, task, n)
     if key not in _CACHE:
-        _CACHE[key] = _feature_instances(name, n) if task == "features" else _kernel_instances(name, task, n)
+        if task == "features":
+            _CACHE[key] = _feature_instances(name, n)
+        elif task == "svr":
+            _CACHE[key] = _svr_instances(name, n)
+        else:
+            _CACHE[key] = _kernel_instances(name, task, n)
     return _CACHE[key]
 
 
@@ -340,7 +367,8 @@ def load_csv(path) -> tuple[np.ndarray, np.ndarray]:
 
 
 def from_data(X, y, formulation: str, *, C: float = 1.0, mu: float = 0.5, sigma: float | None = None,
-              kernel: str = "rbf", test_fraction: float = 0.2, seed: int = 0, name: str = "data") -> Instance:
+              kernel: str = "rbf", test_fraction: float = 0.2, seed: int = 0, name: str = "data",
+              epsilon: float = SVR_EPSILON) -> Instance:
     """One instance from the user's data (``svmref verify --data``).
 
     Features are standardised (mean 0, standard deviation 1 per column; constant columns left at 0);
@@ -348,7 +376,7 @@ def from_data(X, y, formulation: str, *, C: float = 1.0, mu: float = 0.5, sigma:
     functions, the rest is the training set. Classification labels must take two values: the smaller
     becomes -1, the larger +1. Kernel: RBF with ``sigma = sqrt(d)`` unless given (``kernel="linear"``
     possible); the support features machine always works on ``X`` (``C``, ``mu``); RLS uses
-    ``gamma = 1/(C N)``.
+    ``gamma = 1/(C N)``; ``svr`` uses ``C`` and ``epsilon`` (in the units of ``y``, which are left as given).
     """
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
@@ -372,5 +400,9 @@ def from_data(X, y, formulation: str, *, C: float = 1.0, mu: float = 0.5, sigma:
                         f"user data: {tr.size} training patterns, {X.shape[1]} standardised features")
     kp = {} if kernel == "linear" else {"sigma": float(sigma) if sigma else float(np.sqrt(X.shape[1]))}
     hyper = {"gamma": 1.0 / (C * tr.size)} if task == "rls" else {"C": float(C)}
+    if task == "svr":
+        if isinstance(epsilon, bool) or not np.isfinite(float(epsilon)) or float(epsilon) < 0:
+            raise ValueError(f"epsilon must be a finite number >= 0; got {epsilon!r}")
+        hyper["epsilon"] = float(epsilon)
     return Instance(name, X[tr], y[tr], X[te], kernel, kp, hyper, True,
                     f"user data: {tr.size} training patterns, {X.shape[1]} standardised features, {kernel} kernel")

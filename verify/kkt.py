@@ -48,6 +48,7 @@ __all__ = [
     "support_features_residuals",
     "b_interval",
     "EXTRA_RESIDUALS",
+    "svr_residuals",
 ]
 
 #: The residual names, in the order the report prints them.
@@ -581,3 +582,113 @@ def support_features_residuals(X, y, C, mu, lam=None, a=None, b=None, eps: float
     else:
         obj = P
     return Residuals(obj, P, vals, where, b, b_derived, b_unique, a.copy(), notes, b_low=m, b_high=M)
+
+
+# ---------------------------------------------------------------------------------------------
+# epsilon-SVR (Vapnik; LIBSVM's epsilon-SVR), registered in EXTRA_RESIDUALS
+# ---------------------------------------------------------------------------------------------
+
+
+def svr_residuals(K: np.ndarray, y: np.ndarray, hyper: dict, answer: dict, eps: float = EPS_ACTIVE) -> Residuals:
+    r"""Residuals of the epsilon-SVR dual at ``(beta, b)``, ``beta = alpha^+ - alpha^-`` (length N).
+
+    The dual (derivation in ``docs/formulations/svr.md``; Vapnik's SVM recalled in 002, written as
+    LIBSVM's ``solve_epsilon_svr``), a minimisation::
+
+        min 1/2 (a+ - a-)'K(a+ - a-) + epsilon sum(a+ + a-) - y'(a+ - a-)
+        s.t. sum(a+ - a-) = 0,  0 <= a+_i, a-_i <= C,
+
+    is evaluated at the split ``a+ = max(beta, 0)``, ``a- = max(-beta, 0)`` (``a+_i a-_i = 0`` at any
+    optimum with ``epsilon > 0``, and the best split for ``epsilon = 0``), i.e.
+    ``D(beta) = 1/2 beta'K beta + epsilon ||beta||_1 - y'beta``. With ``r_i = y_i - f(x_i)``,
+    ``f = K beta + b``:
+
+    * ``box = max_i max(|beta_i| - C, 0) / C`` (``-C <= beta_i <= C``);
+    * ``equality = |sum_i beta_i| / sum_i |beta_i|``;
+    * the 2N-variable problem (signs ``s = [+1; -1]``, gradient ``g = [K beta + epsilon - y;
+      -(K beta) + epsilon + y]``) gives the b-free maximal violating pair of :func:`b_interval`:
+      ``stationarity = max(0, m - M) / f_scale``; ``b`` in ``[m, M]`` means ``|r_i| <= epsilon`` where
+      ``beta_i = 0``, ``r_i = +epsilon`` where ``0 < beta_i < C``, ``r_i >= epsilon`` at ``beta_i = C``
+      (and the mirror for negative ``beta_i``);
+    * ``complementarity`` (multiplier x slack, units of y; docs/formulations/svr.md §5):
+      ``max_i (a+_i/C) max(epsilon - r_i, 0) + (1 - a+_i/C) max(r_i - epsilon, 0)`` and the mirror
+      ``(a-_i/C) max(epsilon + r_i, 0) + (1 - a-_i/C) max(-r_i - epsilon, 0)``;
+    * ``primal_feasibility = 0``: the recovered slacks ``xi = max(0, r - epsilon)``,
+      ``xi* = max(0, -r - epsilon)`` are the optimal ones for ``(W, b)``;
+    * ``f_scale = max(1, max|y|, max_i sum_j |K_ij beta_j|)`` as for the box duals; ``kkt_absolute`` is the
+      largest of complementarity and stationarity over ``max(1, max|y|)`` (checked at ``sqrt(tol)``);
+    * recovered primal ``P = 1/2 beta'K beta + C sum_i max(0, |r_i| - epsilon)``; strong duality ``p* = -d*``,
+      ``duality_gap = (P + D) / max(|P|, |D|, mag)`` with ``mag = 1/2 beta'K beta + C sum(xi + xi*)
+      + epsilon ||beta||_1 + sum_i |y_i beta_i|`` (``P + D = sum_i C(xi_i + xi*_i) + epsilon |beta_i| - beta_i r_i``
+      when ``sum beta = 0``: N per-pattern complementarity terms).
+    """
+    C = float(hyper["C"])
+    epsilon = float(hyper["epsilon"])
+    beta = np.asarray(answer["alpha"], dtype=float)
+    b = answer.get("b")
+    N = K.shape[0]
+    y_scale = max(1.0, float(np.max(np.abs(y)))) if N else 1.0
+    Kb = K @ beta
+    f_scale = max(y_scale, float(np.max(np.abs(K) @ np.abs(beta)))) if N else y_scale
+    ap, am = np.maximum(beta, 0.0), np.maximum(-beta, 0.0)
+    D = 0.5 * float(beta @ Kb) + epsilon * float(np.sum(np.abs(beta))) - float(y @ beta)
+    # the 2N-variable engine problem: beta2 = [a+; a-], e = s = [+1; -1], g = s * (K beta) + epsilon - s * y
+    s2 = np.concatenate([np.ones(N), -np.ones(N)])
+    g2 = np.concatenate([Kb + epsilon - y, -Kb + epsilon + y])
+    beta2 = np.concatenate([ap, am])
+    m, M, i_m, i_M, free = b_interval(g2, s2, beta2, 0.0, C, eps * C)
+    notes = []
+    b_derived = b is None
+    if b is None:
+        b, b_unique = _derive_b(g2, s2, free, m, M)
+        notes.append(f"b was not given: derived from the KKT conditions as b = {b:.6g} "
+                     + ("(mean over the free alpha^+-_i)" if np.any(free) else "(midpoint of the KKT interval)"))
+    else:
+        b = float(b)
+        b_unique = bool(np.any(free)) or (np.isfinite(m) and np.isfinite(M) and m >= M)
+    r = y - Kb - b
+    vals = _nan_values()
+    where: dict[str, str] = {}
+    viol = np.maximum(np.abs(beta) - C, 0.0) / C
+    i = int(np.argmax(viol)) if N else 0
+    vals["box"] = float(viol[i]) if N else 0.0
+    if N:
+        where["box"] = f"alpha_{i} = alpha^+_{i} - alpha^-_{i} = {beta[i]:.6g} is outside [-{C:g}, {C:g}] (C = {C:g})"
+    eq = float(np.sum(beta))
+    vals["equality"] = _rel(eq, float(np.sum(np.abs(beta)))) if np.any(beta) else 0.0
+    where["equality"] = f"sum_i alpha_i = {eq:.3g}, not 0 (sum_i |alpha_i| = {np.sum(np.abs(beta)):.3g})"
+    vals["primal_feasibility"] = 0.0
+    tp, tm = ap / C, am / C
+    comp_p = tp * np.maximum(epsilon - r, 0.0) + np.abs(1.0 - tp) * np.maximum(r - epsilon, 0.0)
+    comp_m = tm * np.maximum(epsilon + r, 0.0) + np.abs(1.0 - tm) * np.maximum(-r - epsilon, 0.0)
+    comp = np.maximum(comp_p, comp_m)
+    i = int(np.argmax(comp)) if N else 0
+    cmax = float(comp[i]) if N else 0.0
+    vals["complementarity"] = cmax / f_scale
+    if N:
+        need = ("alpha_i = C (r_i > epsilon)" if r[i] > epsilon else "alpha_i = -C (r_i < -epsilon)"
+                if r[i] < -epsilon else ("alpha_i > 0 only where r_i = epsilon" if beta[i] > 0 else
+                                         "alpha_i < 0 only where r_i = -epsilon"))
+        where["complementarity"] = (f"pattern {i}: alpha_{i} = {beta[i]:.6g} but the residual r_i = y_i - f(x_i) = "
+                                    f"{r[i]:.3g} (with b = {b:.6g}, epsilon = {epsilon:g}); the epsilon tube needs {need}")
+    gap = max(0.0, m - M) if np.isfinite(m) and np.isfinite(M) else 0.0
+    vals["stationarity"] = gap / f_scale
+
+    def _var(t):
+        return "-" if t < 0 else (f"alpha^+_{t}" if t < N else f"alpha^-_{t - N}")
+
+    where["stationarity"] = (f"maximal violating pair ({_var(i_m)}, {_var(i_M)}) of the 2N-variable dual: m - M = "
+                             f"{m - M:.3g} > 0 (max over I_up minus min over I_low of -s_t grad_t)")
+    vals["kkt_absolute"] = max(cmax, gap) / y_scale
+    where["kkt_absolute"] = (f"a KKT residual of {vals['kkt_absolute']:.3g} in units of y / max(1, max|y|), not relative "
+                             f"to f_scale = {f_scale:.3g}: the residuals y_i - f(x_i) themselves are off the tube")
+    reg = 0.5 * float(beta @ Kb)
+    xi_sum = float(np.sum(np.maximum(np.abs(r) - epsilon, 0.0)))
+    P = reg + C * xi_sum
+    mag = reg + C * xi_sum + epsilon * float(np.sum(np.abs(beta))) + float(np.sum(np.abs(y * beta)))
+    vals["duality_gap"] = _rel(P + D, P, D, mag)
+    where["duality_gap"] = f"recovered primal P = {P:.10g}, dual -D = {-D:.10g}: P - (-D) = {P + D:.3g}"
+    return Residuals(D, P, vals, where, b, b_derived, b_unique, beta.copy(), notes, b_low=m, b_high=M)
+
+
+EXTRA_RESIDUALS["svr"] = svr_residuals

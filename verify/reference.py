@@ -113,6 +113,10 @@ def reference(formulation: str, inst) -> Reference:
                 ref.warnings.append(f"primal reference failed ({exc}); used the dual, p* = -d*")
                 sol = _Negated(sol)
             r = kkt.rls_residuals(inst.K, inst.y, gamma, c)
+        elif formulation == "svr":
+            sol, ref.warnings = _solve(f.dual(inst.K, inst.y, C=inst.hyper["C"], epsilon=inst.hyper["epsilon"]))
+            beta = np.asarray(sol.values["alpha_plus"], dtype=float) - np.asarray(sol.values["alpha_minus"], dtype=float)
+            r = kkt.svr_residuals(inst.K, inst.y, inst.hyper, {"alpha": beta, "b": None}, eps=REF_EPS)
         else:
             sol, ref.warnings = _solve(f.dual(inst.K, inst.y, C=inst.hyper["C"]))
             alpha = np.asarray(sol.values["alpha"], dtype=float)
