@@ -1114,3 +1114,13 @@ def test_cli_verifies_svr_on_user_data_with_epsilon(tmp_path, capsys):
     assert code == 2 and "--epsilon goes with --data" in err
     code, out, err = _run(["svmref.solvers.smo:svr", "--data", str(p), "--epsilon", "-1"], capsys)
     assert code == 2 and "--epsilon must be >= 0" in err
+
+
+def test_svr_negated_b_gets_the_libsvm_rho_hint():
+    def rho_as_b(K, y, C, epsilon):
+        r = _smo_svr(K, y, C, epsilon)
+        return r.alpha, -r.b
+
+    rec = verify.check(rho_as_b, "svr", "quick", TOL)["q-rbf-30"]
+    assert rec.verdict == "fail"
+    assert any("b -> -b" in h and "rho" in h for h in rec.hints), rec.hints

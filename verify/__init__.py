@@ -21,6 +21,9 @@ The contract a solver follows
   ``f(x) = sum_i c_i k(x_i, x)`` (001 eq. (9)).
 * ``support_features``: ``f(X, y, C, mu)`` returning an object (or dict) with ``.lam`` and/or ``.a``,
   ``.b``; verify checks whatever is given (the dual (003 eq. (10)), the primal (5), or both).
+* ``svr`` (epsilon-SVR): ``f(K, y, C, epsilon=epsilon, **options)`` (each instance carries its ``epsilon``,
+  passed by keyword), returning ``alpha = alpha^+ - alpha^-`` (length N) and ``b`` as for the box duals;
+  ``f(x) = sum_i alpha_i k(x_i, x) + b`` (docs/formulations/svr.md).
 * If ``f`` has a parameter named ``tol``, verify passes it the tolerance it checks at (and each
   record says so: ``solver_tol``).
 * The signature is checked once, before any instance runs (:func:`check_signature`,

@@ -475,7 +475,9 @@ def _transforms(formulation, task, inst, ans):
                     "sum_i (alpha^+_i - alpha^-_i) k(x_i, x) + b)", {"alpha": -a, "b": b}))
         if b is not None:
             out.append(("alpha -> -alpha and b -> -b", {"alpha": -a, "b": negb}))
-    if b is not None:
+            out.append(("b -> -b (the decision function is sum_i alpha_i k(x_i, x) + b; LIBSVM's rho is -b)",
+                        {"alpha": a, "b": negb}))
+    elif b is not None:
         out.append(("b -> -b (the decision function is sum_i alpha_i y_i k(x_i, x) + b)", {"alpha": a, "b": negb}))
     C = h["C"]
     scal = [(0.5, "alpha / 2"), (2.0, "alpha * 2")]

@@ -11,6 +11,9 @@ A suite is a list of :class:`Instance` for one formulation (``suite(name, formul
 ``real``         small subsamples of the real data sets shipped with the package (Heart, Sonar,
                  Ionosphere, Titanic, Ripley's synth, Breast; Motorcycle for regression).
 
+``svr`` (epsilon-SVR) runs on the regression instances of each suite, each with an ``epsilon``
+(:data:`SVR_EPSILONS`).
+
 Every instance draws its data from ``numpy.random.default_rng(seed)`` with a fixed seed, so a
 report can be reproduced from its instance names. Held-out points (``X_test``) come from the same
 distribution (or the rest of the real data set) and are used to compare decision functions.
