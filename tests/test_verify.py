@@ -1124,3 +1124,20 @@ def test_svr_negated_b_gets_the_libsvm_rho_hint():
     rec = verify.check(rho_as_b, "svr", "quick", TOL)["q-rbf-30"]
     assert rec.verdict == "fail"
     assert any("b -> -b" in h and "rho" in h for h in rec.hints), rec.hints
+
+
+def test_near_miss_is_not_diagnosed_as_a_different_C():
+    """An answer optimal for C with every lam_j below C' < C is also optimal for C', so a near miss must
+    not be blamed on "a different C" (it was, on s-features-60x200-mu0.6 at C = 100: "C = 1.67");
+    here lam is shrunk by 1e-6 relative: a plain 'not optimal' near miss."""
+    from svmref.solvers.support_features import support_features
+
+    inst = [i for i in verify.suite("standard", "support_features") if i.name == "s-features-60x200-mu0.6"]
+
+    def near_miss(X, y, C, mu):
+        return {"lam": support_features(X, y, C, mu, tol=1e-10).lam * (1.0 - 1e-6)}
+
+    rec = verify.check(near_miss, "support_features", inst, TOL).records[0]
+    assert rec.verdict == "fail" and rec.would_pass_at_tol <= 1e-3
+    assert rec.diagnoses and rec.diagnoses[0].startswith("not optimal")
+    assert not any("different C" in d for d in rec.diagnoses), rec.diagnoses

@@ -387,8 +387,13 @@ def _diagnose(formulation, task, inst, ans, r, values, tols, ref, tol) -> list[s
                         "kkt_absolute": "absolute KKT residual"}.get(k, k.replace("_", " "))
                 parts.append(f"{name} {values[k]:.1e}")
         out.append(f"not optimal ({', '.join(parts)})")
-    # 5. a different C / gamma / kernel (only where the box holds: a box violation is its own story)
-    if bad and not sparse and not b_wrong and "box" not in bad:
+    # 5. a different C / gamma / kernel (only where the box holds: a box violation is its own story).
+    # Not for a near miss (every failed residual within 100 x its tolerance): an answer optimal for C with
+    # every alpha_i below some C' < C is also optimal for C', so a slightly inaccurate answer often "fits"
+    # a smaller C better than its own, and naming that C would send the user after the wrong bug.
+    near_miss = bool(bad) and all(
+        math.isfinite(values.get(k, float("nan"))) and values[k] <= 100.0 * tols[k] for k in bad if k in tols)
+    if bad and not sparse and not b_wrong and "box" not in bad and not near_miss:
         other = _other_problem(formulation, task, inst, ans, tol, tols)
         if other:
             out.append(other)
