@@ -11,7 +11,8 @@ by the leave-one-out (LOO) error. The thesis plots
 * Fig. 3: the LOO error against ``mu``; at its minimum 13 features are selected, the 5 true ones
   among them, and the error is 12 % below the SVM's;
 * Fig. 5: the number of selected features against ``mu`` (for the Lung Cancer data in 003; drawn here
-  for the two hypercubes, and for Lung Cancer by the figure ``support-features-lung-cancer``): as ``mu -> 1`` all features are dropped.
+  for the two hypercubes, and for Lung Cancer by the figure ``support-features-lung-cancer``): as
+  ``mu -> 1`` all features are dropped.
 
 The model is the primal 003 eq. (5), ``min sum_i ((1 - mu) a_i^2 + mu |a_i|) + C sum_j delta_j``
 s.t. ``y_j (a'x_j + b) >= 1 - delta_j``, ``delta_j >= 0``, trained with the generalised SMO of
