@@ -44,6 +44,9 @@ training set); ``alpha_``, ``dual_coef_``, ``coef_`` and ``result_`` are the bin
 
 A solver stopped by its iteration limit sets ``status_ = "max_iter_reached"`` and has already warned
 :class:`~sklearn.exceptions.ConvergenceWarning`.
+
+:class:`~svmref.solvers.bayes.BayesianLSSVC` (the Bayesian LS-SVM of 002, hyperparameters by the evidence) is
+defined in :mod:`svmref.solvers.bayes` and re-exported here; its attributes are documented there.
 """
 from __future__ import annotations
 
@@ -56,6 +59,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from svmref.kernels import kernel_matrix
+from svmref.solvers.bayes import BayesianLSSVC  # Bayesian LS-SVM (002), re-exported: defined in solvers/bayes.py
 
 __all__ = [
     "InvalidParameterError",
@@ -69,6 +73,7 @@ __all__ = [
     "ISLSSVR",
     "SupportFeaturesClassifier",
     "L1SVR",
+    "BayesianLSSVC",
 ]
 
 
