@@ -837,9 +837,9 @@ class _KernelRegressor(_KernelMixin, _Regressor):
 
 
 @_doc(kernel_params=_KERNEL_PARAMS % {"kernel": "rbf"},
-      standardize=_STANDARDIZE.format(why="it keeps the linear system's scale independent of the targets' "
-                                          "(the solution itself is affine-equivariant in y: with and without, "
-                                          "the predictions agree to round-off)"),
+      standardize=_STANDARDIZE.format(why="it keeps the linear system's scale independent of the\n        "
+                                          "targets' (the solution itself is affine-equivariant in y: with and "
+                                          "without, the predictions\n        agree to round-off)"),
       regressor_attrs=_REGRESSOR_ATTRS)
 class LSSVR(_KernelRegressor):
     """LS-SVM regression (004 eqs. (1)-(2); 002), by :func:`svmref.solvers.linear.ls_svm_regression`.
@@ -902,9 +902,12 @@ class LSSVR(_KernelRegressor):
 
 
 @_doc(params=_ISLS_PARAMS.format(kernel_params=_KERNEL_PARAMS % {"kernel": "rbf"}),
-      standardize=_STANDARDIZE.format(why="ISLS depends on the scale of y: the stopping rule ``tol`` and "
-                                          "``sv_threshold`` are absolute thresholds on alpha, which scales with y, "
-                                          "so without it the sparsity of the model would depend on the units of y"),
+      standardize=_STANDARDIZE.format(why="in 004's Algorithm 1 verbatim the stopping rule\n        ``tol`` and "
+                                          "``sv_threshold`` are absolute thresholds on alpha, which carries the units "
+                                          "of y.\n        :func:`~svmref.solvers.isls.isls_svm` (default "
+                                          "``weight_scale='auto'``) already measures them in a unit of alpha\n        "
+                                          "derived from Var(y), so here the fit is unit-free either way and the option "
+                                          "changes round-off\n        only (tested)"),
       attrs=_ISLS_ATTRS.format(units=", in the units of y") + "\n    " + _REGRESSOR_ATTRS)
 class ISLSSVR(_ISLS, _KernelRegressor):
     """ISLS-SVM regression, a sparse LS-SVM (004, Algorithm 1), by :func:`svmref.solvers.isls.isls_svm`.
