@@ -412,32 +412,7 @@ def test_bad_path_arguments():
 
 
 # ---- the data generator of 003 §3.1 -------------------------------------------------------------
-def test_two_hypercubes_geometry():
-    """Classes are separated exactly by the face with normal (5,4,3,2,1,0,...); features 6..n are the
-    untouched cube coordinates U[-1/2, 1/2]; a seed fixes the sample."""
-    X, y = two_hypercubes(25, 50, seed=0)
-    assert X.shape == (50, 50) and np.sum(y > 0) == 25 and np.sum(y < 0) == 25
-    nu = np.zeros(50)
-    nu[:5] = [5, 4, 3, 2, 1]
-    nu /= np.linalg.norm(nu)
-    s = X @ nu
-    assert np.all(np.sign(s) == y)
-    assert np.all(np.abs(s) <= 1.0)
-    assert np.all(np.abs(X[:, 5:]) <= 0.5)
-    X2, y2 = two_hypercubes(25, 50, seed=0)
-    assert np.array_equal(X, X2) and np.array_equal(y, y2)
-    assert not np.array_equal(X, two_hypercubes(25, 50, seed=1)[0])
-    # the points are inside the rotated cubes: the coordinates orthogonal to nu span [-1/2, 1/2]
-    H = np.eye(50) - 2 * np.outer(np.eye(50)[0] - nu, np.eye(50)[0] - nu) / np.sum((np.eye(50)[0] - nu) ** 2)
-    Z = X @ H  # H is symmetric and orthogonal: z = H x
-    assert np.allclose(Z[:, 0], s)
-    assert np.all(np.abs(Z[:, 1:]) <= 0.5 + 1e-12)
-
-
-@pytest.mark.parametrize("kwargs", [{"n": 3}, {"n_train_per_class": 0}, {"side": -1.0}, {"normal": [0, 0]}])
-def test_two_hypercubes_bad_arguments(kwargs):
-    with pytest.raises((ValueError, TypeError)):
-        two_hypercubes(**kwargs)
+# geometry, seeds and bad arguments of two_hypercubes (now svmref.datasets): tests/test_synthetic.py
 
 
 # ---- 003 §3.2 (Figs. 2-3), qualitatively ---------------------------------------------------------

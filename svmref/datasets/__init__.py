@@ -22,6 +22,9 @@ values; by default the loader does 003's preparation (rows with ``?`` dropped, t
 attribute dropped: 27 x 55; class 3 -> +1, classes 1 and 2 -> -1); ``raw=True`` gives the file's
 32 x 56 table (``NaN`` for ``?``, ``y`` the class codes 1, 2, 3). :func:`lung_cancer_attributes`
 names the columns of ``X`` by their UCI attribute numbers.
+
+Synthetic data (generated, numpy only; :mod:`svmref.datasets.synthetic`): :func:`two_hypercubes`, the
+"two hypercubes" of 003 §3.1.
 """
 from __future__ import annotations
 
@@ -32,7 +35,9 @@ from importlib import resources
 
 import numpy as np
 
-__all__ = ["load_dataset", "dataset_names", "DATASETS", "DatasetInfo", "lung_cancer_attributes"]
+from .synthetic import two_hypercubes
+
+__all__ = ["load_dataset", "dataset_names", "DATASETS", "DatasetInfo", "lung_cancer_attributes", "two_hypercubes"]
 
 
 @dataclass(frozen=True)
