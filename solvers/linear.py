@@ -333,7 +333,7 @@ def _refine(K, L, d_saved, shift, R, X, max_steps: int = 2):
     return X, kept
 
 
-def _accuracy_check(tol, what):
+def _accuracy_check(tol, what, remedy="use a smaller C"):
     """Warn (:class:`IllConditionedWarning`) when the last solve's expected relative accuracy exceeds ``tol``.
 
     Returns ``(ok, message, info)``.
@@ -346,7 +346,7 @@ def _accuracy_check(tol, what):
     cond = 1.0 / rc if rc > 0 else np.inf
     msg = (f"{what} is ill-conditioned: estimated condition number {cond:.3g} (LAPACK pocon, 1-norm), so the "
            f"expected relative accuracy of the solution is {acc:.3g} > tol = {tol:g} after "
-           f"{info.get('refinement_steps', 0)} step(s) of iterative refinement; rescale the data or use a smaller C")
+           f"{info.get('refinement_steps', 0)} step(s) of iterative refinement; rescale the data or {remedy}")
     warnings.warn(msg, IllConditionedWarning, stacklevel=4)
     return False, msg, info
 
@@ -550,7 +550,7 @@ def rls(K, y, gamma, *, tol: float = 1e-10, overwrite_K: bool = False) -> RLSRes
     status = "optimal" if used == "cholesky" else "numerical_issue"
     info = {}
     if used == "cholesky":
-        ok, msg, info = _accuracy_check(tol, f"m gamma I + K (gamma = {gamma:g})")
+        ok, msg, info = _accuracy_check(tol, f"m gamma I + K (gamma = {gamma:g})", "use a larger gamma")
         if not ok:
             status = "numerical_issue"
     c = S[:, 0]
