@@ -10,6 +10,7 @@ Three tables:
   optimisers): our L1 SMO (shrinking on and off) against ``SVC(kernel="precomputed")``, for each N and C;
 * ``raw``: raw X through :class:`svmref.solvers.smo.RawKernel` (LRU column cache) against ``SVC(kernel="rbf")``
   with the same cache size in MB; with ``--rss`` each run is repeated in a subprocess to report its peak RSS;
+  at N >= 30000 use ``benchmarks/smo_raw.py`` (every fit in its own subprocess, with the objective check);
 * ``adapters``: the L2, LS and Least 1-Norm adapters on the same K, as ratios to our own L1 time.
 
 Run::
