@@ -105,8 +105,8 @@ class _Executor:
         if self.client is None and self.scheduler:
             try:
                 from distributed import Client
-            except ImportError as exc:  # pragma: no cover - dask is in the dev extra
-                raise ImportError("scheduler needs dask.distributed: python -m pip install 'dask[distributed]'") from exc
+            except ImportError as exc:  # pragma: no cover - dask is the optional extra svmref[dask]
+                raise ImportError("--scheduler needs dask.distributed: python -m pip install 'svmref[dask]'") from exc
             self.client = Client(self.scheduler)
             self._own_client = True
         return self
@@ -224,7 +224,7 @@ def _progress_bar(name: str, progress: bool):
     """A tqdm bar per table on stderr (tasks done / tasks to do), or a silent stand-in."""
     try:
         from tqdm.auto import tqdm
-    except ImportError:  # pragma: no cover - tqdm is in the dev extra
+    except ImportError:  # pragma: no cover - tqdm is a dependency; a broken install still runs, without a bar
         return _NoBar()
     return tqdm(total=0, desc=name, unit="task", file=sys.stderr, disable=not progress)
 
