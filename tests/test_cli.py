@@ -44,6 +44,8 @@ def near_optimal(K, y, C):
 
 
 def hanging(K, y, C):
+    """Never returns; leaves a marker file first, so a test can tell whether any instance ran."""
+    open(__file__ + ".called", "w").close()
     while True:
         time.sleep(0.01)
 
@@ -108,12 +110,11 @@ def _one_line_error(err: str, option: str) -> None:
 ])
 def test_verify_usage_errors_exit_2_before_any_instance_runs(extra, option, solvers, tmp_path, capsys):
     extra = [a.replace("{tmp}", str(tmp_path)) for a in extra]
-    t0 = time.perf_counter()
-    # the hanging solver proves that nothing ran: any instance would take the whole --timeout
+    # the hanging solver proves that nothing ran: it leaves a marker file the moment it is called
     code, out, err = _run(["verify", f"{solvers}:hanging", "-f", "l1_svm", "--timeout", "30", *extra], capsys)
     assert code == 2, (out, err)
     _one_line_error(err, option)
-    assert out == "" and time.perf_counter() - t0 < 10
+    assert out == "" and not Path(f"{solvers}.called").exists()
 
 
 def test_verify_wrong_signature_is_one_usage_error_with_the_expected_call(solvers, capsys):
@@ -158,9 +159,8 @@ def test_verify_near_optimal_solver_is_told_the_tolerance_it_would_pass_at(solve
 
 
 def test_verify_hanging_solver_times_out_and_exits_1(solvers, capsys):
-    t0 = time.perf_counter()
     code, out, _ = _run(["verify", f"{solvers}:hanging", "-f", "l1_svm", "--timeout", "0.3"], capsys)
-    assert code == 1 and time.perf_counter() - t0 < 20
+    assert code == 1 and Path(f"{solvers}.called").exists()  # it ran, and every instance came back as a timeout
     assert out.count("timeout ") >= 3 and "no answer within 0.3 s (--timeout)" in out
     assert "3 timed out" in out and "verdict: FAIL" in out
 

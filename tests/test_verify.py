@@ -846,14 +846,10 @@ def test_a_correct_answer_gets_no_hint_and_no_diagnosis():
 
 
 def test_hanging_solver_is_killed_at_the_timeout():
-    import time
-
-    t0 = time.perf_counter()
+    # the solver never returns: that check() returns at all, with a timeout verdict per instance, is the proof
     report = verify.check(hanging_solver, "l1_svm", "quick", TOL, timeout=0.3)
-    elapsed = time.perf_counter() - t0
     assert [r.verdict for r in report] == ["timeout"] * 3
     assert all(r.passed is False and "no answer within 0.3 s" in r.reason for r in report)
-    assert elapsed < 20, elapsed  # 3 x 0.3 s plus process starts, not forever
     assert "3 timed out" in report.summary_text()
 
 
