@@ -28,7 +28,7 @@ from numba import njit
 from svmref import kernels as _kernels
 from svmref._validation import check_gram, check_positive, check_X
 
-__all__ = ["gram_scan", "PrecomputedKernel", "RawKernel", "as_qmatrix", "get_col", "RAW_KERNELS", "available_memory"]
+__all__ = ["gram_scan", "scan_gram", "PrecomputedKernel", "RawKernel", "as_qmatrix", "get_col", "RAW_KERNELS", "available_memory"]
 
 KIND_DENSE = 0
 KIND_RAW = 1
@@ -116,37 +116,50 @@ def get_col(Q, p):
     return buf[best]
 
 
-@njit(cache=True)
-def gram_scan(K, rtol):
-    """One tiled pass over K: ``(first non-finite flat index or -1, max|K_ij - K_ji| > rtol*max(1,max|K|))``.
+@njit(cache=True, nogil=True)
+def scan_gram(K, block):
+    """One tiled pass over the upper triangle of K (blocks of ``block``): ``(first non-finite flat index or
+    -1, max_ij |K_ij - K_ji|, max_ij |K_ij|, row sums of |K|)``.
 
-    The same checks as :func:`svmref._validation.check_gram` without its ``N x N`` temporaries (at
-    N = 10,000 ``check_gram`` needs 2.7 s and 2.4 GB here; this pass needs one read of K).
+    The checks of :func:`svmref._validation.check_gram` without its ``N x N`` temporaries (at N = 10,000
+    ``check_gram`` needs 2.7 s and 2.4 GB; this pass one read of K), plus the row sums that give the 1-norm
+    of a symmetric K (the condition estimate of :mod:`svmref.solvers.linear` needs it). The one compiled
+    scan of K for every solver. On a non-finite entry it stops at once (the other values are then partial).
     """
     n = K.shape[0]
-    B = 64
     maxabs = 0.0
     maxasym = 0.0
-    for ib in range(0, n, B):
-        ie = min(ib + B, n)
-        for jb in range(ib, n, B):
-            je = min(jb + B, n)
+    rows = np.zeros(n)
+    for ib in range(0, n, block):
+        ie = min(ib + block, n)
+        for jb in range(ib, n, block):
+            je = min(jb + block, n)
             for r in range(ib, ie):
                 for c in range(max(jb, r), je):
                     x = K[r, c]
                     z = K[c, r]
                     if not (np.isfinite(x) and np.isfinite(z)):
-                        return r * n + c, False
+                        return r * n + c, maxasym, maxabs, rows
                     ax = abs(x)
+                    az = abs(z)
                     if ax > maxabs:
                         maxabs = ax
-                    az = abs(z)
                     if az > maxabs:
                         maxabs = az
                     d = abs(x - z)
                     if d > maxasym:
                         maxasym = d
-    return -1, maxasym > rtol * max(1.0, maxabs)
+                    rows[r] += ax
+                    if c != r:
+                        rows[c] += az
+    return -1, maxasym, maxabs, rows
+
+
+def gram_scan(K, rtol):
+    """``(first non-finite flat index or -1, asymmetric)`` with the test of
+    :func:`svmref._validation.check_gram`: ``max|K - K^T| > rtol * max(1, max|K|)``; by :func:`scan_gram`."""
+    bad, asym, big, _ = scan_gram(K, 64)
+    return int(bad), bool(asym > rtol * max(1.0, big))
 
 
 _EMPTY2 = np.empty((1, 1))

@@ -63,6 +63,7 @@ from svmref._validation import (
     check_tol,
 )
 
+from ._qmatrix import scan_gram
 from ._result import IllConditionedWarning, SolverResult, warn_not_converged
 
 __all__ = ["ls_svm", "ls_svm_regression", "rls", "LinearResult", "RLSResult", "AUTO_CG_N", "IllConditionedWarning"]
@@ -139,39 +140,6 @@ def _is_operator(K) -> bool:
 
 
 @njit(cache=True, nogil=True)
-def _asym_and_max(K, block):
-    """``(max_ij |K_ij - K_ji|, max_ij |K_ij|, row sums of |K|)`` in one pass over the upper triangle, by blocks.
-
-    Compiled: numpy's ``K - K.T`` costs an N x N temporary and three passes (about 12 ms at N = 2000,
-    a sixth of the Cholesky factorisation); this loop costs one read of K (about 5 ms).  The row sums of
-    ``|K|`` (the 1-norm that the condition estimate of :func:`_shifted_solve` needs) come with it.
-    """
-    N = K.shape[0]
-    asym = 0.0
-    big = 0.0
-    rows = np.zeros(N)
-    for ib in range(0, N, block):
-        ie = min(ib + block, N)
-        for jb in range(ib, N, block):
-            je = min(jb + block, N)
-            for i in range(ib, ie):
-                for j in range(max(jb, i), je):
-                    a = K[i, j]
-                    c = K[j, i]
-                    d = abs(a - c)
-                    if d > asym:
-                        asym = d
-                    if abs(a) > big:
-                        big = abs(a)
-                    if abs(c) > big:
-                        big = abs(c)
-                    rows[i] += abs(a)
-                    if j != i:
-                        rows[j] += abs(c)
-    return asym, big, rows
-
-
-@njit(cache=True, nogil=True)
 def _abs_row_sums(K):
     """``sum_j |K_ij|`` for each row (one pass, no N x N temporary): the 1-norm of a symmetric K."""
     N = K.shape[0]
@@ -187,9 +155,10 @@ def _abs_row_sums(K):
 def _check_symmetric_blocked(K: np.ndarray, name: str, rtol: float = 1e-8) -> None:
     """``max|K - K^T| <= rtol * max(1, max|K|)``, the test of :func:`svmref._validation.check_gram`.
 
-    Same test, same tolerance, computed by :func:`_asym_and_max` (K is already known to be finite).
+    Same test, same tolerance, computed by the one compiled scan of K, :func:`svmref.solvers._qmatrix.scan_gram`
+    (K is already known to be finite).
     """
-    asym, big, rows = _asym_and_max(K, 64)
+    _, asym, big, rows = scan_gram(K, 64)
     _ROWS["ref"], _ROWS["rows"] = weakref.ref(K), rows   # reused by _shifted_solve for ||K||_1 (same K object)
     scale = max(1.0, big)
     if asym > rtol * scale:
