@@ -205,6 +205,17 @@ def _derive_b(g, e, free, m, M):
     return 0.0, False
 
 
+def _given_or_derived_b(b, g, e, free, m, M, notes: list, what: str):
+    """``(b, b_unique)``: the given ``b``, or LIBSVM's rule (:func:`_derive_b`) when ``b`` is None, with a note
+    saying so. ``b_unique``: whether the KKT conditions pin ``b`` down (a free variable, or ``m >= M``)."""
+    if b is None:
+        b, b_unique = _derive_b(g, e, free, m, M)
+        notes.append(f"b was not given: derived from the KKT conditions as b = {b:.6g} "
+                     + (f"(mean over the free {what})" if np.any(free) else "(midpoint of the KKT interval)"))
+        return b, b_unique
+    return float(b), bool(np.any(free)) or bool(np.isfinite(m) and np.isfinite(M) and m >= M)
+
+
 def box_dual_residuals(name: str, K: np.ndarray, y: np.ndarray, C: float, alpha: np.ndarray, b: float | None,
                        eps: float = EPS_ACTIVE) -> Residuals:
     r"""Residuals of the box-constrained duals at ``(alpha, b)``.
@@ -271,13 +282,7 @@ def box_dual_residuals(name: str, K: np.ndarray, y: np.ndarray, C: float, alpha:
     m, M, i_m, i_M, free = b_interval(g, e, alpha, lo, hi, eps * a_scale)
     notes = []
     b_derived = b is None
-    if b is None:
-        b, b_unique = _derive_b(g, e, free, m, M)
-        notes.append(f"b was not given: derived from the KKT conditions as b = {b:.6g} "
-                     + ("(mean over the free alpha_i)" if np.any(free) else "(midpoint of the KKT interval)"))
-    else:
-        b = float(b)
-        b_unique = bool(np.any(free)) or (np.isfinite(m) and np.isfinite(M) and m >= M)
+    b, b_unique = _given_or_derived_b(b, g, e, free, m, M, notes, "alpha_i")
     s = g + e * b
     vals = _nan_values()
     where: dict[str, str] = {}
@@ -639,13 +644,7 @@ def svr_residuals(K: np.ndarray, y: np.ndarray, hyper: dict, answer: dict, eps: 
     m, M, i_m, i_M, free = b_interval(g2, s2, beta2, 0.0, C, eps * C)
     notes = []
     b_derived = b is None
-    if b is None:
-        b, b_unique = _derive_b(g2, s2, free, m, M)
-        notes.append(f"b was not given: derived from the KKT conditions as b = {b:.6g} "
-                     + ("(mean over the free alpha^+-_i)" if np.any(free) else "(midpoint of the KKT interval)"))
-    else:
-        b = float(b)
-        b_unique = bool(np.any(free)) or (np.isfinite(m) and np.isfinite(M) and m >= M)
+    b, b_unique = _given_or_derived_b(b, g2, s2, free, m, M, notes, "alpha^+-_i")
     r = y - Kb - b
     vals = _nan_values()
     where: dict[str, str] = {}
