@@ -6,6 +6,8 @@ Sizes asserted for the loader are 003's (§3.3: n = 55, N1 = 9, N2 = 18) and the
 """
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pytest
 
@@ -99,11 +101,23 @@ def test_warm_started_loo_path_equals_cold_refits(data, C):
         assert np.all((np.abs(cold) < LC.TIE / 10) | (np.abs(cold) > LC.TIE * 10))
 
 
+_QP: dict = {}
+
+
+def _qp(X, y, C, mu):
+    """QP (13) built once per data set and C; mu is a cvxpy Parameter, set in place for each mu."""
+    key = (hashlib.sha1(np.ascontiguousarray(X).tobytes() + np.ascontiguousarray(y).tobytes()).hexdigest(), C)
+    if key not in _QP:
+        _QP[key] = F.get("support_features").qp(X, y, C=C, mu=mu)
+    return F.set_params(_QP[key], mu=mu)
+
+
 def _check_against_reference(X, y, C, mu, model):
     sfm = F.get("support_features")
+    prob = _qp(X, y, C, mu)
     for e in REF_LADDER:
         opts = {"tol_gap_abs": e, "tol_gap_rel": e, "tol_feas": e, "tol_ktratio": 100 * e}
-        ref = F.solve(sfm.qp(X, y, C=C, mu=mu), cross_check=False, options=opts)
+        ref = F.solve(prob, cross_check=False, options=opts)
         if ref.status == "optimal":
             break
     assert ref.status.startswith("optimal"), ref.status
