@@ -49,6 +49,7 @@ import numpy as np
 from numba import njit
 
 from ._qmatrix import get_col, gram_scan  # noqa: F401  (gram_scan re-exported)
+from ._smo_common import _at_nz, _in_low, _in_up, _sets, bias, kkt_gap  # noqa: F401  (bias, kkt_gap re-exported)
 
 #: LIBSVM's curvature floor for a pair whose a_ij is not positive.
 TAU = 1e-12
@@ -63,30 +64,6 @@ UNBOUNDED = 3
 def q_diagonal(K):
     """The diagonal ``K_ii`` as a contiguous vector (LIBSVM's ``QMatrix::get_QD``)."""
     return np.ascontiguousarray(np.diagonal(K), dtype=np.float64)
-
-
-@njit(cache=True, inline="always")
-def _in_up(a, yt, lo, up):
-    # t in I_up: alpha_t can move along +y_t (000 eq. (8), I_L there).
-    return (a < up) if yt > 0.0 else (a > lo)
-
-
-@njit(cache=True, inline="always")
-def _in_low(a, yt, lo, up):
-    # t in I_low: alpha_t can move along -y_t (000 eq. (8), I_U there).
-    return (a > lo) if yt > 0.0 else (a < up)
-
-
-@njit(cache=True, inline="always")
-def _sets(a, yt, lo, up):
-    # membership byte: bit 1 = t in I_up, bit 2 = t in I_low (LIBSVM's alpha_status, for any box)
-    return np.int8(_in_up(a, yt, lo, up)) | (np.int8(_in_low(a, yt, lo, up)) << 1)
-
-
-@njit(cache=True, inline="always")
-def _at_nz(a, lo, up):
-    # alpha at a non-zero bound: its term alpha y K_:t is kept in Gbar
-    return (a == up and up != 0.0) or (a == lo and lo != 0.0)
 
 
 @njit(cache=True)
@@ -375,58 +352,3 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
     out[3] = 1.0 if nonconvex else 0.0
     out[4] = min_active
     return n_iter, status, gap
-
-
-@njit(cache=True)
-def bias(y, lower, upper, alpha, F):
-    """``b = -rho`` (LIBSVM's ``calculate_rho``): ``rho`` = mean of ``F`` over the free variables,
-    else the midpoint of ``[max F over I_low-only, min F over I_up-only]``.
-
-    Why: the KKT conditions (000 eq. (6), (7)) read ``F_t = -b`` for a free ``alpha_t`` and
-    ``max_{I_low} F <= -b <= min_{I_up} F`` in general (the same for epsilon-SVR, whose ``F`` carries
-    ``+-epsilon - z_t``).
-    """
-    n = y.shape[0]
-    nfree = 0
-    sfree = 0.0
-    ub = np.inf
-    lb = -np.inf
-    for t in range(n):
-        a = alpha[t]
-        if lower[t] < a < upper[t]:
-            nfree += 1
-            sfree += F[t]
-        else:
-            up = _in_up(a, y[t], lower[t], upper[t])
-            low = _in_low(a, y[t], lower[t], upper[t])
-            if up and not low:
-                ub = min(ub, F[t])
-            elif low and not up:
-                lb = max(lb, F[t])
-    if nfree > 0:
-        rho = sfree / nfree
-    elif np.isfinite(ub) and np.isfinite(lb):
-        rho = 0.5 * (ub + lb)
-    elif np.isfinite(ub):
-        rho = ub
-    elif np.isfinite(lb):
-        rho = lb
-    else:
-        rho = 0.0
-    return -rho, nfree
-
-
-@njit(cache=True)
-def kkt_gap(y, lower, upper, alpha, F):
-    """``max_{I_low} F - min_{I_up} F`` over all variables (``-inf`` if a set is empty)."""
-    Fmin = np.inf
-    Fmax = -np.inf
-    for t in range(y.shape[0]):
-        a = alpha[t]
-        if _in_up(a, y[t], lower[t], upper[t]) and F[t] < Fmin:
-            Fmin = F[t]
-        if _in_low(a, y[t], lower[t], upper[t]) and F[t] > Fmax:
-            Fmax = F[t]
-    if Fmin == np.inf or Fmax == -np.inf:
-        return -np.inf
-    return Fmax - Fmin
