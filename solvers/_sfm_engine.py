@@ -19,20 +19,41 @@ zero, and clip to ``t <= t_max`` (the box ``[0, C]``).
 Keeping the gradient up to date: ``w`` is updated in ``O(n)``; the cached ``F = X a`` (so that
 ``y_t - F_t`` is the KKT quantity) changes by ``X delta_a``. For features that stay active with the same
 sign ``delta_a_k = t u_k / (2(1-mu))`` exactly, so ``X delta_a = t/(2(1-mu)) (K_:i - K_:j) +
-sum_{k not in S} x_:k (delta_a_k - t u_k/(2(1-mu)))`` with ``K = X X'`` columns computed on demand. We
-take whichever of this form and the direct ``sum_{k: delta_a_k != 0} x_:k delta_a_k`` touches fewer
-features: ``O(N min(|D|, n - |S|))`` per step, ``O(N)`` at ``mu = 0`` (plain SMO) and ``O(N |active|)`` at
-large ``mu``. LIBSVM-style shrinking (:func:`_shrink`) restricts ``N`` to the patterns that can still
-violate the KKT conditions; the stopping rule is always re-checked on all patterns with ``w`` and ``F``
-recomputed from scratch.
+sum_{k not in S} x_:k (delta_a_k - t u_k/(2(1-mu)))`` with ``K = X X'``. We take whichever of this form
+and the direct ``sum_{k: delta_a_k != 0} x_:k delta_a_k`` touches fewer features: ``O(N min(|D|, n - |S|))``
+per step, ``O(N)`` at ``mu = 0`` (plain SMO) and ``O(N |active|)`` at large ``mu``. LIBSVM-style shrinking
+(:func:`_shrink`) restricts ``N`` to the patterns that can still violate the KKT conditions; the stopping
+rule is always re-checked on all patterns with ``w`` and ``F`` recomputed from scratch.
+
+What this engine shares with the box-dual SMO (:mod:`svmref.solvers._smo_kernel`; issue 12):
+
+* **The kernel seam.** The columns of ``K = X X'`` (the linear kernel on the patterns) come only from
+  :func:`svmref.solvers._qmatrix.get_col` on the tuple ``Q`` of a ``RawKernel(X, "linear", cache_size=...)``
+  (computed on demand into an LRU cache bounded in megabytes: memory ``cache_size + O(N n)``, never an
+  ``N x N`` array) or of a ``PrecomputedKernel`` when the caller holds the Gram. A column returned by
+  ``get_col`` stays valid until two further columns are requested, so the loop never holds more than two:
+  :func:`_select2` reads ``K_:i`` alone, the ``F`` update reads ``K_:i`` and ``K_:j`` and nothing else in
+  between.
+* **The index sets** ``I_up``, ``I_low`` (000, eq. (8)) are :func:`svmref.solvers._smo_common._in_up`,
+  ``_in_low`` and ``_sets`` with ``lower = 0``, ``upper = C`` (the box of 003 eq. (10)). The sets are the
+  same in both conventions; only the sign of the KKT quantity differs. This engine keeps
+  ``g_t = y_t - F_t`` with ``F = X a`` (so ``g_t = y_t dW/dlam_t``, ``W`` of (10) maximised); the box-dual
+  convention of :mod:`svmref.solvers._smo_common` minimises ``-W`` and writes ``F^box_t = y_t d(-W)/dlam_t =
+  a'x_t - y_t = -g_t``. Hence ``i = argmax_{I_up} g = argmin_{I_up} F^box``, ``j = argmin_{I_low} g =
+  argmax_{I_low} F^box``, and the KKT gap ``max_{I_up} g - min_{I_low} g`` equals
+  ``max_{I_low} F^box - min_{I_up} F^box`` (``_smo_common.kkt_gap`` on ``F^box``).
+* **The bias** (in :func:`svmref.solvers.support_features.recover_b`): LIBSVM's rule
+  (:func:`svmref.solvers._smo_common.bias` on ``F^box = F - y``) for ``b_rule="mean"`` and, for both rules,
+  when no ``lam_j`` is free; 003 eq. (11) (the ``lam``-weighted mean) for ``b_rule="eq11"`` with free ``lam_j``.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-#: Default gram-matrix budget (bytes) for the on-demand ``K = X X'`` columns; above it the direct update is used.
-GRAM_BYTES = 512 * 1024**2
+from ._qmatrix import get_col
+from ._smo_common import _in_low, _in_up, _sets
+
 #: Exact recomputation of ``w`` and ``F = X a`` (against rounding drift) every this many pair steps.
 REFRESH_EVERY = 20_000
 
@@ -74,7 +95,8 @@ def _refresh(X, y, lam, mu, w, F):
 @njit(cache=True)
 def _select(y, lam, F, C, rows, n_rows):
     """Maximal violating pair (000 eq. (8)): ``i = argmax_{I_up} y - F``, ``j = argmin_{I_low} y - F``
-    over the unshrunk patterns ``rows[:n_rows]``."""
+    over the unshrunk patterns ``rows[:n_rows]`` (``I_up``, ``I_low`` of :mod:`svmref.solvers._smo_common`
+    with the box ``[0, C]``)."""
     i = -1
     j = -1
     gmax = -np.inf
@@ -82,11 +104,11 @@ def _select(y, lam, F, C, rows, n_rows):
     for q in range(n_rows):
         t = rows[q]
         g = y[t] - F[t]
-        if (y[t] > 0 and lam[t] < C) or (y[t] < 0 and lam[t] > 0):
+        if _in_up(lam[t], y[t], 0.0, C):
             if g > gmax:
                 gmax = g
                 i = t
-        if (y[t] < 0 and lam[t] < C) or (y[t] > 0 and lam[t] > 0):
+        if _in_low(lam[t], y[t], 0.0, C):
             if g < gmin:
                 gmin = g
                 j = t
@@ -100,14 +122,16 @@ TAU = 1e-12
 
 
 @njit(cache=True)
-def _select2(X, y, lam, F, C, w, mu, use_gram, K, have, diag, act, inact, rows, n_rows):
+def _select2(X, y, lam, F, C, w, mu, use_gram, Q, diag, act, inact, rows, n_rows):
     """Second-order working-set selection (Fan, Chen & Lin 2005; LIBSVM's WSS2) adapted to (10).
 
     ``i = argmax_{I_up} (y_t - F_t)`` as in :func:`_select`; ``j`` minimises ``-b_it^2 / q_it`` over
     ``t in I_low`` with ``b_it = (y_i - F_i) - (y_t - F_t) > 0``, where ``q_it = -phi''(0+)`` is the
     curvature of ``-W`` along the pair direction at the current point:
     ``q_it = 1/(2(1-mu)) sum_{k: |w_k| > mu} (x_ik - x_tk)^2`` (floored at :data:`TAU`). The stopping gap is
-    the first-order one, ``max_{I_up} - min_{I_low}``.
+    the first-order one, ``max_{I_up} - min_{I_low}``. When fewer features are inactive than active, ``q_it``
+    is computed as ``K_ii + K_tt - 2 K_it`` minus the inactive terms, with the one column ``K_:i`` of
+    ``K = X X'`` from the kernel seam ``Q`` (:func:`svmref.solvers._qmatrix.get_col`).
     """
     N, n = X.shape
     half = 0.5 / (1.0 - mu)
@@ -117,11 +141,11 @@ def _select2(X, y, lam, F, C, w, mu, use_gram, K, have, diag, act, inact, rows, 
     for q in range(n_rows):
         t = rows[q]
         g = y[t] - F[t]
-        if (y[t] > 0 and lam[t] < C) or (y[t] < 0 and lam[t] > 0):
+        if _in_up(lam[t], y[t], 0.0, C):
             if g > gmax:
                 gmax = g
                 i = t
-        if (y[t] < 0 and lam[t] < C) or (y[t] > 0 and lam[t] > 0):
+        if _in_low(lam[t], y[t], 0.0, C):
             if g < gmin:
                 gmin = g
     if i < 0 or gmin == np.inf:
@@ -136,29 +160,30 @@ def _select2(X, y, lam, F, C, w, mu, use_gram, K, have, diag, act, inact, rows, 
             inact[ni] = k
             ni += 1
     via_gram = use_gram and ni < na
+    Ki = diag  # (typing only) replaced by the column K_:i when via_gram
     if via_gram:
-        _gram_col(X, K, have, i)
+        Ki = get_col(Q, i)  # the only column held here
     j = -1
     best = np.inf
     for q in range(n_rows):
         t = rows[q]
-        if (y[t] < 0 and lam[t] < C) or (y[t] > 0 and lam[t] > 0):
+        if _in_low(lam[t], y[t], 0.0, C):
             bt = gmax - (y[t] - F[t])
             if bt > 0.0:
                 if via_gram:
-                    q = diag[i] + diag[t] - 2.0 * K[i, t]
+                    cur = diag[i] + diag[t] - 2.0 * Ki[t]
                     for r in range(ni):
                         d = X[i, inact[r]] - X[t, inact[r]]
-                        q -= d * d
+                        cur -= d * d
                 else:
-                    q = 0.0
+                    cur = 0.0
                     for r in range(na):
                         d = X[i, act[r]] - X[t, act[r]]
-                        q += d * d
-                q *= half
-                if q <= TAU:
-                    q = TAU
-                v = -bt * bt / q
+                        cur += d * d
+                cur *= half
+                if cur <= TAU:
+                    cur = TAU
+                v = -bt * bt / cur
                 if v <= best:
                     best = v
                     j = t
@@ -270,21 +295,9 @@ def _line_search(w, u, mu, yi, yj, tmax, bp, ds):
 
 
 @njit(cache=True)
-def _gram_col(X, K, have, i):
-    if not have[i]:
-        N, n = X.shape
-        for t in range(N):
-            s = 0.0
-            for k in range(n):
-                s += X[t, k] * X[i, k]
-            K[i, t] = s  # column i of X X' stored as row i (contiguous)
-        have[i] = True
-
-
-@njit(cache=True)
-def _pick(X, y, lam, F, C, w, mu, use_gram, K, have, diag, act, inact, wss, rows, n_rows):
+def _pick(X, y, lam, F, C, w, mu, use_gram, Q, diag, act, inact, wss, rows, n_rows):
     if wss == 2:
-        return _select2(X, y, lam, F, C, w, mu, use_gram, K, have, diag, act, inact, rows, n_rows)
+        return _select2(X, y, lam, F, C, w, mu, use_gram, Q, diag, act, inact, rows, n_rows)
     return _select(y, lam, F, C, rows, n_rows)
 
 
@@ -303,17 +316,16 @@ def _shrink(y, lam, F, C, rows, n_rows):
     for q in range(n_rows):
         t = rows[q]
         g = y[t] - F[t]
-        if (y[t] > 0 and lam[t] < C) or (y[t] < 0 and lam[t] > 0):
+        if _in_up(lam[t], y[t], 0.0, C):
             m = max(m, g)
-        if (y[t] < 0 and lam[t] < C) or (y[t] > 0 and lam[t] > 0):
+        if _in_low(lam[t], y[t], 0.0, C):
             M = min(M, g)
     k = 0
     for q in range(n_rows):
         t = rows[q]
         g = y[t] - F[t]
-        up_only = (y[t] > 0 and lam[t] <= 0.0) or (y[t] < 0 and lam[t] >= C)
-        low_only = (y[t] < 0 and lam[t] <= 0.0) or (y[t] > 0 and lam[t] >= C)
-        if (up_only and g < M) or (low_only and g > m):
+        st = _sets(lam[t], y[t], 0.0, C)  # 1: I_up only, 2: I_low only, 3: both (free)
+        if (st == 1 and g < M) or (st == 2 and g > m):
             continue
         rows[k] = t
         k += 1
@@ -337,8 +349,11 @@ def _axpy_cols(XT, idx, coef, m, F, rows, n_rows, all_rows):
 
 
 @njit(cache=True)
-def _smo(X, XT, y, C, mu, tol, max_iter, lam, w, F, use_gram, K, have, diag, wss, refresh_every, shrinking):
+def _smo(X, XT, y, C, mu, tol, max_iter, lam, w, F, use_gram, Q, diag, wss, refresh_every, shrinking):
     """The generalised SMO loop (003 §2.6). Returns ``(n_iter, gap, code, n_refresh, min_rows)``.
+
+    ``Q`` is the kernel seam's tuple for ``K = X X'`` (read only by :func:`get_col`, and only when
+    ``use_gram``), ``diag`` its diagonal ``||x_t||^2``.
 
     ``code``: 0 converged (gap <= tol on exact w, F), 1 iteration limit, 2 stalled (the maximal violating
     pair cannot move at working precision).
@@ -366,7 +381,7 @@ def _smo(X, XT, y, C, mu, tol, max_iter, lam, w, F, use_gram, K, have, diag, wss
     unshrunk_once = False
     min_rows = N
     while True:
-        i, j, gap = _pick(X, y, lam, F, C, w, mu, use_gram, K, have, diag, act, inact, wss, rows, n_rows)
+        i, j, gap = _pick(X, y, lam, F, C, w, mu, use_gram, Q, diag, act, inact, wss, rows, n_rows)
         if i < 0 or j < 0 or gap <= tol:
             # confirm on exact w and F, on all patterns (un-shrink), before stopping
             _refresh(X, y, lam, mu, w, F)
@@ -376,7 +391,7 @@ def _smo(X, XT, y, C, mu, tol, max_iter, lam, w, F, use_gram, K, have, diag, wss
             for q in range(N):
                 rows[q] = q
             n_rows = N
-            i, j, gap = _pick(X, y, lam, F, C, w, mu, use_gram, K, have, diag, act, inact, wss, rows, n_rows)
+            i, j, gap = _pick(X, y, lam, F, C, w, mu, use_gram, Q, diag, act, inact, wss, rows, n_rows)
             if i < 0 or j < 0 or gap <= tol:
                 code = 0
                 break
@@ -398,7 +413,7 @@ def _smo(X, XT, y, C, mu, tol, max_iter, lam, w, F, use_gram, K, have, diag, wss
             for q in range(N):
                 rows[q] = q
             n_rows = N
-            i, j, gap = _pick(X, y, lam, F, C, w, mu, use_gram, K, have, diag, act, inact, wss, rows, n_rows)
+            i, j, gap = _pick(X, y, lam, F, C, w, mu, use_gram, Q, diag, act, inact, wss, rows, n_rows)
             if i < 0 or j < 0 or gap <= tol:
                 code = 0
             break
@@ -427,7 +442,7 @@ def _smo(X, XT, y, C, mu, tol, max_iter, lam, w, F, use_gram, K, have, diag, wss
             _refresh(X, y, lam, mu, w, F)
             n_refresh += 1
             since = 0
-            i2, j2, gap2 = _pick(X, y, lam, F, C, w, mu, use_gram, K, have, diag, act, inact, wss, rows, n_rows)
+            i2, j2, gap2 = _pick(X, y, lam, F, C, w, mu, use_gram, Q, diag, act, inact, wss, rows, n_rows)
             if i2 == i and j2 == j:
                 gap = gap2
                 code = 2
@@ -474,11 +489,12 @@ def _smo(X, XT, y, C, mu, tol, max_iter, lam, w, F, use_gram, K, have, diag, wss
                     ev[n_e] = e
                     n_e += 1
         if use_gram and n_e + 2 < n_d:
-            _gram_col(X, K, have, i)
-            _gram_col(X, K, have, j)
+            # two columns held at once (K_:i may be the one _select2 just read): the seam keeps >= 2
+            Ki = get_col(Q, i)
+            Kj = get_col(Q, j)
             for p in range(n_rows):
                 r = rows[p]
-                F[r] += cu * (K[i, r] - K[j, r])
+                F[r] += cu * (Ki[r] - Kj[r])
             _axpy_cols(XT, idx2, ev, n_e, F, rows, n_rows, n_rows == N)
         else:
             _axpy_cols(XT, idx, da, n_d, F, rows, n_rows, n_rows == N)

@@ -38,6 +38,8 @@ path, leave-one-out and the data of 003 §3.1 are :mod:`svmref.solvers._sfm_path
 """
 from __future__ import annotations
 
+import math
+import numbers
 import time as _time
 import warnings
 from dataclasses import dataclass
@@ -45,7 +47,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from svmref._validation import (
-    check_kernel_memory,
     check_labels,
     check_max_iter,
     check_mu,
@@ -54,8 +55,10 @@ from svmref._validation import (
     check_X,
 )
 
+from ._qmatrix import PrecomputedKernel, RawKernel
 from ._result import ConvergenceWarning, SolverResult, warn_not_converged
-from ._sfm_engine import GRAM_BYTES, REFRESH_EVERY, _refresh, _smo
+from ._sfm_engine import REFRESH_EVERY, _refresh, _smo
+from ._smo_common import bias as _libsvm_bias
 
 __all__ = [
     "SFMResult",
@@ -96,45 +99,44 @@ def primal_objective(X: np.ndarray, y: np.ndarray, a: np.ndarray, b: float, C: f
     return float((1.0 - mu) * (a @ a) + mu * np.sum(np.abs(a)) + C * np.sum(delta))
 
 
-def _kkt_bounds(F, y, lam, C):
-    """``(m, M)``: ``m = max_{I_up} (y_t - F_t)``, ``M = min_{I_low} (y_t - F_t)`` (000, eq. (8), box [0, C]).
-
-    Every optimal ``b`` lies in ``[m, M]`` (from ``y_t (a'x_t + b) >= 1`` at ``lam_t = 0`` and ``<= 1`` at
-    ``lam_t = C``); ``-inf``/``+inf`` when a set is empty.
-    """
-    g = y - F
-    up = ((y > 0) & (lam < C)) | ((y < 0) & (lam > 0))
-    low = ((y < 0) & (lam < C)) | ((y > 0) & (lam > 0))
-    m = float(np.max(g[up])) if np.any(up) else -np.inf
-    M = float(np.min(g[low])) if np.any(low) else np.inf
-    return m, M
-
-
 def recover_b(F: np.ndarray, y: np.ndarray, lam: np.ndarray, C: float, rule: str = "eq11",
               rtol: float = 1e-10) -> tuple[float, str]:
     """The bias from the dual solution; ``F = X a``. Returns ``(b, how)``.
 
     * ``"eq11"`` -- 003, eq. (11): ``b = -(sum_free lam_j a'x_j + C sum_{lam_j = C} y_j) / sum_free lam_j``,
       the ``lam``-weighted mean of ``y_j - a'x_j`` over the free ``0 < lam_j < C`` (it uses ``sum y lam = 0``).
-    * ``"mean"``  -- the plain mean of ``y_j - a'x_j`` over the free ``lam_j`` (LIBSVM's rule).
+      This is what 003 prescribes, so it is the default.
+    * ``"mean"``  -- the plain mean of ``y_j - a'x_j`` over the free ``lam_j``: LIBSVM's rule, computed by
+      :func:`svmref.solvers._smo_common.bias` (the box-dual SMO's) on ``F^box = F - y`` (the box-dual
+      convention ``F^box_t = y_t d(-W)/dlam_t``; ``b = -rho``, ``rho`` = mean of ``F^box`` over the free).
 
-    Free means ``rtol C < lam_j < (1 - rtol) C``, at C means ``lam_j >= (1 - rtol) C`` (the SMO puts a
-    variable that reaches a bound exactly on it; ``rtol`` only guards against rounding: (11) goes wrong
-    if a ``lam_j`` at C is counted as free). When no ``lam_j`` is free, (11) is ``0/0``; both rules then
-    take the midpoint of the KKT interval ``[m, M]`` of :func:`_kkt_bounds` (every optimal b lies in it;
-    LIBSVM does the same), or its finite end if one side is empty.
+    Free means ``rtol C < lam_j < (1 - rtol) C``, at a bound otherwise (the SMO puts a variable that reaches
+    a bound exactly on it; ``rtol`` only guards against rounding: (11) goes wrong if a ``lam_j`` at C is
+    counted as free), so ``lam`` within ``rtol C`` of a bound is put on it before either rule. When no
+    ``lam_j`` is free, (11) is ``0/0``; both rules then use LIBSVM's fallback in
+    :func:`svmref.solvers._smo_common.bias`: the midpoint of the KKT interval ``[m, M]`` with
+    ``m = max_{I_up} (y_t - F_t)``, ``M = min_{I_low} (y_t - F_t)`` (000, eq. (8), box [0, C]; every optimal
+    b lies in it, from ``y_t (a'x_t + b) >= 1`` at ``lam_t = 0`` and ``<= 1`` at ``lam_t = C``), or its
+    finite end if one side is empty (``how`` = ``"midpoint"`` / ``"interval_end"``).
     """
+    F = np.asarray(F, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    lam = np.asarray(lam, dtype=np.float64)
     free = (lam > rtol * C) & (lam < C * (1.0 - rtol))
-    if np.any(free):
-        if rule == "eq11":
-            at_C = lam >= C * (1.0 - rtol)
-            num = np.sum(lam[free] * F[free]) + C * np.sum(y[at_C])
-            return float(-num / np.sum(lam[free])), "eq11"
-        return float(np.mean(y[free] - F[free])), "mean"
-    m, M = _kkt_bounds(F, y, lam, C)
-    if np.isfinite(m) and np.isfinite(M):
-        return 0.5 * (m + M), "midpoint"
-    return (m if np.isfinite(m) else M), "interval_end"
+    if np.any(free) and rule == "eq11":
+        at_C = lam >= C * (1.0 - rtol)
+        num = np.sum(lam[free] * F[free]) + C * np.sum(y[at_C])
+        return float(-num / np.sum(lam[free])), "eq11"
+    # LIBSVM's rule on the box-dual convention, with lam within rtol C of a bound put on it
+    snapped = np.where(lam <= rtol * C, 0.0, np.where(lam >= C * (1.0 - rtol), C, lam))
+    n = lam.shape[0]
+    b, nfree = _libsvm_bias(y, np.zeros(n), np.full(n, float(C)), snapped, F - y)
+    if nfree > 0:
+        return float(b), "mean"
+    # no free lam: every pattern is in I_up only or I_low only; both non-empty gives the midpoint
+    up = ((y > 0) & (snapped < C)) | ((y < 0) & (snapped > 0))
+    low = ((y < 0) & (snapped < C)) | ((y > 0) & (snapped > 0))
+    return float(b), ("midpoint" if np.any(up) and np.any(low) else "interval_end")
 
 
 
@@ -201,7 +203,7 @@ def _check_lam0(lam0, y, C):
 
 
 def support_features(X, y, C=1.0, mu=0.0, *, tol=1e-3, max_iter=None, lam0=None, b_rule="eq11",
-                     wss="first", shrinking=True, use_gram="auto") -> SFMResult:
+                     wss="first", shrinking=True, use_gram="auto", cache_size=200.0, gram=None) -> SFMResult:
     """Train the support features machine (003, eq. (5)) by the generalised SMO on its dual (003, eq. (10)).
 
     Parameters
@@ -234,8 +236,18 @@ def support_features(X, y, C=1.0, mu=0.0, *, tol=1e-3, max_iter=None, lam0=None,
         are left out of the selection and the gradient update; all are restored, ``F`` recomputed and the
         stopping rule re-checked on every pattern before the solver stops.
     use_gram : "auto", bool
-        Cache columns of ``K = X X'`` for the cheap update at ``mu`` near 0 ("auto": when ``N^2`` doubles fit in
-        :data:`GRAM_BYTES`).
+        Use columns of ``K = X X'`` (the linear kernel on the patterns) for the cheap gradient update at
+        ``mu`` near 0 and in the second-order selection; the engine takes them per step only when they touch
+        fewer features than the direct update. ``"auto"`` (default) and ``True``: on; ``False``: never.
+    cache_size : float > 0
+        Megabytes for the columns of ``K = X X'``, computed on demand through the kernel seam
+        (``RawKernel(X, "linear", cache_size=...)`` of :mod:`svmref.solvers._qmatrix`, least recently used
+        column evicted first; as ``sklearn.svm.SVC(cache_size=200)``). At least two columns are always kept;
+        a tiny cache is slower, never wrong. Memory is ``cache_size`` plus ``O(N n)``; no ``N x N`` array.
+    gram : (N, N) array, PrecomputedKernel or linear RawKernel, optional
+        ``K = X X'`` if the caller already holds it (read in place, no cache; checked to be ``X X'`` on its
+        diagonal and one column), or a ``RawKernel(X, "linear")`` on this same ``X`` whose cache is to be
+        reused across calls. ``cache_size`` is then not used. Needs ``use_gram`` not ``False``.
 
     Returns
     -------
@@ -250,29 +262,37 @@ def support_features(X, y, C=1.0, mu=0.0, *, tol=1e-3, max_iter=None, lam0=None,
     max_iter = max(10**6, 100 * N) if max_iter is None else check_max_iter(max_iter)
     if b_rule not in ("eq11", "mean"):
         raise ValueError(f"b_rule must be 'eq11' or 'mean'; got {b_rule!r}")
-    if use_gram == "auto":
-        use_gram = 8 * N * N <= GRAM_BYTES
-    elif isinstance(use_gram, (bool, np.bool_)):
+    if isinstance(use_gram, (bool, np.bool_)):
         use_gram = bool(use_gram)
-        if use_gram:
-            check_kernel_memory(N)
+    elif isinstance(use_gram, str) and use_gram == "auto":
+        use_gram = True
     else:
         raise ValueError(f"use_gram must be 'auto', True or False; got {use_gram!r}")
+    cache_size = _check_cache_size(cache_size)
+    if gram is not None and not use_gram:
+        raise ValueError("gram is given but use_gram=False; pass use_gram='auto' (or True) or leave gram out")
     if not isinstance(shrinking, (bool, np.bool_)):
         raise ValueError(f"shrinking must be True or False; got {shrinking!r}")
     if wss not in ("second", "first"):
         raise ValueError(f"wss must be 'second' or 'first'; got {wss!r}")
     lam = np.zeros(N) if lam0 is None else _check_lam0(lam0, y, C)
 
+    # the kernel seam of both SMO engines (issue 12): columns of K = X X' through _qmatrix.get_col
+    if not use_gram:
+        seam = _no_gram()
+    elif gram is None:
+        seam = RawKernel(X, "linear", cache_size=cache_size)
+    else:
+        seam = _check_gram(gram, X)
+    Q = seam.numba_q()
+    diag = seam.diag() if use_gram else np.einsum("ij,ij->i", X, X)
+
     w = np.zeros(n)
     F = np.zeros(N)
     _refresh(X, y, lam, mu, w, F)
-    K = np.empty((N, N)) if use_gram else np.empty((1, 1))
-    have = np.zeros(N if use_gram else 1, dtype=np.bool_)
-    diag = np.einsum("ij,ij->i", X, X)
     XT = np.ascontiguousarray(X.T)
-    n_iter, gap, code, n_refresh, min_rows = _smo(X, XT, y, C, mu, tol, max_iter, lam, w, F, use_gram, K, have, diag,
-                                        2 if wss == "second" else 1, REFRESH_EVERY, bool(shrinking))
+    n_iter, gap, code, n_refresh, min_rows = _smo(X, XT, y, C, mu, tol, max_iter, lam, w, F, use_gram, Q, diag,
+                                                  2 if wss == "second" else 1, REFRESH_EVERY, bool(shrinking))
     # The KKT gap bounds the duality gap only up to a factor of about C x N: at large C a KKT gap of tol
     # can leave a relative duality gap P - W above tol (verify's s-features-60x200-mu0.6 at C = 100 had
     # 1.7e-6 at tol 1e-6). So tol is honoured on both: tighten the KKT tolerance, warm-started from the
@@ -281,11 +301,53 @@ def support_features(X, y, C=1.0, mu=0.0, *, tol=1e-3, max_iter=None, lam0=None,
     while code == 0 and rounds < 8 and _relative_duality_gap(X, y, lam, w, F, C, mu, b_rule) > tol:
         kkt_tol, rounds = kkt_tol / 10.0, rounds + 1
         it2, gap, code, nr2, mr2 = _smo(X, XT, y, C, mu, kkt_tol, max(max_iter - int(n_iter), 1), lam, w, F, use_gram,
-                                        K, have, diag, 2 if wss == "second" else 1, REFRESH_EVERY, bool(shrinking))
+                                        Q, diag, 2 if wss == "second" else 1, REFRESH_EVERY, bool(shrinking))
         n_iter, n_refresh, min_rows = int(n_iter) + int(it2), int(n_refresh) + int(nr2), min(int(min_rows), int(mr2))
     return _finish(X, y, C, mu, lam, w, F, b_rule, int(n_iter), float(gap), int(code), tol, t0,
-                   {"n_refresh": int(n_refresh), "gram": bool(use_gram), "gram_columns": int(have.sum()),
+                   {"n_refresh": int(n_refresh), "gram": bool(use_gram), "cache": seam.cache_info() if use_gram else None,
                     "min_unshrunk": int(min_rows)})
+
+
+_NO_GRAM = []
+
+
+def _no_gram():
+    """The seam handed to the engine when ``use_gram=False`` (never read; a 1 x 1 dense K keeps the types)."""
+    if not _NO_GRAM:
+        _NO_GRAM.append(PrecomputedKernel(np.zeros((1, 1))))
+    return _NO_GRAM[0]
+
+
+def _check_cache_size(cache_size) -> float:
+    """``cache_size`` in megabytes, a finite number > 0 (the checks and messages of ``_qmatrix.RawKernel``)."""
+    if isinstance(cache_size, bool) or not isinstance(cache_size, (numbers.Real, np.floating, np.integer)):
+        raise TypeError(f"cache_size must be a number of megabytes > 0; got {cache_size!r}")
+    cache_size = float(cache_size)
+    if not math.isfinite(cache_size) or cache_size <= 0.0:
+        raise ValueError(f"cache_size must be a finite number of megabytes > 0; got {cache_size!r}")
+    return cache_size
+
+
+def _check_gram(gram, X):
+    """A caller's ``K = X X'`` as a kernel seam: a linear :class:`RawKernel` on this ``X`` as given, else a
+    :class:`PrecomputedKernel` whose diagonal and first column equal ``X X'``'s (to ``1e-8`` relative; a full
+    check would cost ``O(N^2 n)``, more than most solves)."""
+    N = X.shape[0]
+    if isinstance(gram, RawKernel):
+        if gram.kernel != "linear" or gram.X.shape != X.shape or not np.array_equal(gram.X, X):
+            raise ValueError(f"gram must be the linear kernel on this X; got {gram!r}")
+        return gram
+    if not isinstance(gram, PrecomputedKernel):
+        gram = PrecomputedKernel(gram, "gram")  # finite, square, symmetric; read in place
+    if gram.n != N:
+        raise ValueError(f"gram must be {N} x {N} (X has {N} patterns); got {gram.n} x {gram.n}")
+    col = X @ X[0]
+    scale = max(1.0, float(np.max(np.abs(col))), float(np.max(gram.diag())))
+    if (np.max(np.abs(gram.diag() - np.einsum("ij,ij->i", X, X))) > 1e-8 * scale
+            or np.max(np.abs(gram.K[0] - col)) > 1e-8 * scale):
+        raise ValueError("gram is not X X' (the linear kernel on X): its diagonal or first column differs; "
+                         "the support features machine is linear in the patterns")
+    return gram
 
 
 def _relative_duality_gap(X, y, lam, w, F, C, mu, b_rule) -> float:
