@@ -238,7 +238,11 @@ def support_features(X, y, C=1.0, mu=0.0, *, tol=1e-3, max_iter=None, lam0=None,
     use_gram : "auto", bool
         Use columns of ``K = X X'`` (the linear kernel on the patterns) for the cheap gradient update at
         ``mu`` near 0 and in the second-order selection; the engine takes them per step only when they touch
-        fewer features than the direct update. ``"auto"`` (default) and ``True``: on; ``False``: never.
+        fewer features than the direct update. ``True``: on; ``False``: never. ``"auto"`` (default): on when
+        ``gram`` is given or the cache holds at least a quarter of the ``N`` columns
+        (:data:`AUTO_CACHE_FRACTION`; ``N <= 10240`` at 200 MB), off otherwise: a column costs a pass over
+        ``X`` and with few slots the evictions can cost more than the cheap update saves (measured in
+        ``docs/support_features_notes.md`` §7; at large ``n`` the cache still pays, so try ``True``).
     cache_size : float > 0
         Megabytes for the columns of ``K = X X'``, computed on demand through the kernel seam
         (``RawKernel(X, "linear", cache_size=...)`` of :mod:`svmref.solvers._qmatrix`, least recently used
@@ -265,10 +269,12 @@ def support_features(X, y, C=1.0, mu=0.0, *, tol=1e-3, max_iter=None, lam0=None,
     if isinstance(use_gram, (bool, np.bool_)):
         use_gram = bool(use_gram)
     elif isinstance(use_gram, str) and use_gram == "auto":
-        use_gram = True
+        use_gram = None
     else:
         raise ValueError(f"use_gram must be 'auto', True or False; got {use_gram!r}")
     cache_size = _check_cache_size(cache_size)
+    if use_gram is None:  # "auto": the columns a cache of cache_size MB holds (RawKernel's count)
+        use_gram = gram is not None or cache_size * 1024**2 // (8 * N) >= AUTO_CACHE_FRACTION * N
     if gram is not None and not use_gram:
         raise ValueError("gram is given but use_gram=False; pass use_gram='auto' (or True) or leave gram out")
     if not isinstance(shrinking, (bool, np.bool_)):
@@ -307,6 +313,9 @@ def support_features(X, y, C=1.0, mu=0.0, *, tol=1e-3, max_iter=None, lam0=None,
                    {"n_refresh": int(n_refresh), "gram": bool(use_gram), "cache": seam.cache_info() if use_gram else None,
                     "min_unshrunk": int(min_rows)})
 
+
+#: ``use_gram="auto"`` uses the column cache when it holds at least this fraction of the ``N`` columns.
+AUTO_CACHE_FRACTION = 0.25
 
 _NO_GRAM = []
 
