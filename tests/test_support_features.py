@@ -443,3 +443,124 @@ def test_tol_bounds_the_relative_duality_gap_too():
         r = support_features(inst.X, inst.y, tol=tol, **inst.hyper)
         assert r.status == "optimal"
         assert (r.primal_objective - r.objective) / max(1.0, abs(r.primal_objective)) <= tol
+
+
+# ---- the kernel seam, the shared index sets and bias rule (issue 12) -------------------------------
+@pytest.mark.parametrize("wss", ["first", "second"])
+@pytest.mark.parametrize("N, cache_size", [(600, 1e-6), (3000, 1.0)])
+def test_tiny_cache_gives_the_same_solution(N, cache_size, wss):
+    """The K = X X' columns come through the LRU cache of _qmatrix (issue 12): a cache of 2 columns (1e-6 MB,
+    rounded up to the minimum of 2) or of 1 MB (43 columns of 3000) evicts columns all the time, and the
+    solution is the one a cache holding every column gives. wss="second" reads K_:i in the selection and then
+    K_:i, K_:j in the update: with 2 slots this checks that no column is used after it was evicted."""
+    X, y = _instance(N, 20, 21)
+    big = support_features(X, y, 1.0, 0.0, tol=1e-6, wss=wss, use_gram=True, cache_size=1000.0)
+    small = support_features(X, y, 1.0, 0.0, tol=1e-6, wss=wss, use_gram=True, cache_size=cache_size)
+    cb, cs = big.info["cache"], small.info["cache"]
+    assert cb["slots"] == N and cb["columns_computed"] <= N  # every column fits: no eviction
+    assert cs["slots"] == (2 if cache_size < 1 else int(2**20 // (8 * N)))
+    assert cs["columns_computed"] > cs["slots"]  # evictions happened
+    assert cs["columns_computed"] > cb["columns_computed"]  # and evicted columns were recomputed
+    assert small.converged and big.converged
+    assert _rel(small.objective, big.objective) <= 1e-8
+    assert np.max(np.abs(small.lam - big.lam)) <= 1e-6
+    assert abs(small.b - big.b) <= 1e-6
+
+
+def test_gram_given_by_the_caller():
+    """K = X X' passed as an array, a PrecomputedKernel or a shared linear RawKernel (the seam's three
+    forms) gives the solution of the default cache; the shared RawKernel keeps its cache across calls."""
+    from svmref.solvers._qmatrix import PrecomputedKernel, RawKernel
+
+    X, y = _instance(*INSTANCES["n>=N"])
+    base = support_features(X, y, 1.0, 0.1, tol=1e-10)
+    K = X @ X.T
+    rk = RawKernel(X, "linear", cache_size=1.0)
+    for gram in (K, PrecomputedKernel(K), rk, rk):
+        r = support_features(X, y, 1.0, 0.1, tol=1e-10, gram=gram)
+        assert r.info["gram"]
+        assert _rel(r.objective, base.objective) <= TOL["invariance_rel"]
+        assert np.max(np.abs(r.lam - base.lam)) <= 1e-8
+    assert rk.cache_info()["hits"] > 0
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        ({"cache_size": 0}, ValueError, "cache_size"),
+        ({"cache_size": -5.0}, ValueError, "cache_size"),
+        ({"cache_size": float("nan")}, ValueError, "cache_size"),
+        ({"cache_size": float("inf")}, ValueError, "cache_size"),
+        ({"cache_size": "200"}, TypeError, "cache_size"),
+        ({"cache_size": None}, TypeError, "cache_size"),
+        ({"cache_size": True}, TypeError, "cache_size"),
+        ({"cache_size": 0, "use_gram": False}, ValueError, "cache_size"),
+        ({"gram": np.eye(10)}, ValueError, "gram"),
+        ({"gram": np.ones((3, 3))}, ValueError, "gram"),
+        ({"gram": "K"}, ValueError, "gram"),
+        ({"gram": "linear", "use_gram": False}, ValueError, "gram"),
+    ],
+)
+def test_bad_cache_and_gram(kwargs, exc, match):
+    """Bad cache_size (<= 0, not finite, not a number) and a gram that is not X X' raise naming the parameter."""
+    X, y = _instance(10, 4, 0)
+    with pytest.raises(exc, match=match):
+        support_features(X, y, 1.0, 0.1, **kwargs)
+
+
+def test_no_dense_gram_is_allocated():
+    """Memory is cache_size + O(N n) (issue 12): N = 3000 with a 1 MB cache allocates far less than the
+    N x N doubles (72 MB) the former dense Gram array took (numpy allocations traced)."""
+    import tracemalloc
+
+    X, y = _instance(3000, 5, 22)
+    support_features(X[:50], y[:50], 1.0, 0.0)  # compile outside the trace
+    tracemalloc.start()
+    try:
+        r = support_features(X, y, 1.0, 0.0, use_gram=True, cache_size=1.0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert r.converged and r.info["cache"]["columns_computed"] > 0
+    assert peak <= 2**20 + 20 * X.nbytes, peak  # the cache, plus a few copies of X, y, F, lam
+    assert peak < 8 * 3000**2 / 4
+
+
+def test_engine_uses_the_shared_seam_and_index_sets():
+    """The generalised SMO defines no index-set tests, bias rule or Gram store of its own: they are
+    _smo_common's and _qmatrix's (issue 12)."""
+    from svmref.solvers import _qmatrix, _sfm_engine, _smo_common
+    from svmref.solvers import support_features as api
+
+    assert _sfm_engine._in_up is _smo_common._in_up
+    assert _sfm_engine._in_low is _smo_common._in_low
+    assert _sfm_engine._sets is _smo_common._sets
+    assert _sfm_engine.get_col is _qmatrix.get_col
+    for gone in ("_gram_col", "GRAM_BYTES"):
+        assert not hasattr(_sfm_engine, gone) and not hasattr(api, gone)
+    assert api._libsvm_bias is _smo_common.bias
+
+
+@pytest.mark.parametrize("rule", ["eq11", "mean"])
+def test_recover_b_is_libsvms_rule_on_the_mapped_gradient(rule):
+    """recover_b's LIBSVM rule is _smo_common.bias on F_box = a'x - y (the box-dual convention): with free
+    lam it is the mean of y - a'x over them (rule "mean"); with none free, both rules take the midpoint of
+    [max_{I_up} (y - a'x), min_{I_low} (y - a'x)] (000, eq. (8)), computed here directly."""
+    from svmref.solvers.support_features import recover_b
+
+    X, y = _instance(*INSTANCES["n<N"])
+    r = support_features(X, y, 1.0, 0.3, tol=1e-10)
+    F = X @ r.a
+    free = (r.lam > 1e-10) & (r.lam < 1.0 - 1e-10)
+    assert np.any(free)
+    b, how = recover_b(F, y, r.lam, 1.0, rule)
+    if rule == "mean":
+        assert how == "mean" and np.isclose(b, np.mean(y[free] - F[free]), rtol=1e-12, atol=1e-12)
+    # no free lam: put every lam on a bound (within the rtol guard too) and compare with the interval
+    lam = np.where(r.lam > 0.5, 1.0 - 1e-12, 0.0)
+    g = y - F
+    up = ((y > 0) & (lam < 1.0 - 1e-10)) | ((y < 0) & (lam > 0))
+    low = ((y < 0) & (lam < 1.0 - 1e-10)) | ((y > 0) & (lam > 0))
+    b, how = recover_b(F, y, lam, 1.0, rule)
+    assert how == "midpoint"
+    assert np.isclose(b, 0.5 * (np.max(g[up]) + np.min(g[low])), rtol=1e-12, atol=1e-12)
