@@ -6,10 +6,12 @@
 Issue 13's target: one ``isls_svm`` fit (LS-SVM start + every iteration) <= 3 x one ``linear.ls_svm`` on the
 same K, at N = 2000 on Gaussian blobs in d = 10 with an RBF kernel.  Each timing is the median of ``--repeat``
 runs, the ISLS runs and the LS-SVM anchor interleaved so that a load change on the shared machine hits both;
-BLAS threads are pinned (``--threads``, default 2) with threadpoolctl.  The printout also gives the iteration
-count, the active-set sizes and which path solved each iteration (QR / Cholesky + refinement), so a ratio can
-be read against the work done.  Process CPU time is printed too: on a shared machine it moves far less than
-wall-clock time.
+BLAS threads are pinned (``--threads``, default 1) with threadpoolctl.  The anchor is ``linear.ls_svm(K, y, C)``
+with K given, exactly the call ISLS makes for its start (same checks, same float64 Cholesky); neither timing
+includes forming K.  The printout also gives the iteration count, the active-set sizes, which path solved each
+iteration (``info["path"]``) and, for the mixed-precision CG, the (outer float64, inner float32) step counts, so
+a ratio can be read against the work done.  Process CPU time is printed too: on a shared machine it moves far
+less than wall-clock time.
 """
 from __future__ import annotations
 
@@ -60,7 +62,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--C", type=float, default=1.0)
     a = ap.parse_args(argv)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -86,7 +88,8 @@ def main(argv=None):
             print(f"{'':34s} CPU:  isls {c:8.4f} s / ls_svm {c0:8.4f} s = {c / c0:6.2f}   "
                   "(CPU time: steadier than wall time on a loaded machine)")
             print(f"    {r.n_iter} iterations, {r.n_sv} SVs, status {r.status}; active sets {r.info['n_active']}")
-            print(f"    paths {r.info['path']}\n")
+            print(f"    paths {r.info['path']}")
+            print(f"    CG steps (outer, inner) {r.info['cg_steps']}\n")
 
 
 if __name__ == "__main__":

@@ -24,12 +24,19 @@ a ridge regression with an unpenalised intercept.  Eliminating ``b`` (``b = mean
     (I + c A_c'A_c) v = c A_c' y_c,        alpha_S = a_S * v,        beta = C xi.            (N)
 
 ``M = I + c A_c'A_c`` has every eigenvalue >= 1, so ``||v - v_computed|| <= ||residual of (N)||``: the
-residual certifies the iterate.  Paths: for a small active set the least-squares form of (N),
-``min || [sqrt(c) A_c; I] v - [sqrt(c) y_c; 0] ||`` by Householder QR (never squares A's condition);
-for a large one a factorisation of ``M`` or of an approximation to it -- a low-rank Woodbury form when K is
-numerically of low rank (pivoted Cholesky), else a float32 Cholesky (``A_c'A_c`` from one product ``K_c'K_c``,
-BLAS ``syrk``, while ``m > N/2``) -- used as the preconditioner of iterative refinement against the exact
-operator; the float64 Cholesky, then QR, when refinement does not certify the iterate.
+residual, computed in float64 with the exact K, certifies the iterate (accepted at ``1e-11 max(1, ||v||)``).  Paths
+(:data:`SMALL_PATHS`, :data:`LARGE_PATHS`; the first that certifies its iterate is taken):
+
+* ``m <= QR_MAX_M``: ``"gram"``, the Cholesky factor of ``M`` formed from ``A_c`` (BLAS ``syrk``, O(N m^2)) with
+  iterative refinement; ``"qr"``, the least-squares form of (N), ``min || [sqrt(c) A_c; I] v - [sqrt(c) y_c; 0] ||``
+  by Householder QR (never squares A's condition), when the Gram path cannot certify.
+* larger sets: ``"lowrank"`` when K is numerically of low rank (pivoted Cholesky, a Woodbury preconditioner of
+  iterative refinement); else ``"pcg"``, iterative refinement in float64 around conjugate gradients in float32:
+  the inner CG applies ``M`` through a float32 copy of K (in cache; two passes per step) and is preconditioned by
+  ``I + c diag(a) F F' diag(a)``, ``K_c'K_c ~ F F'`` a Nystrom approximation from ``NYSTROM_RANK`` sampled columns
+  (one float32 product, formed once per fit); the outer steps compute the residual exactly (two passes over K in
+  float64).  No O(N^3) work after the LS-SVM start.  Fallbacks: a float32, then float64, Cholesky factor of ``M``
+  (from ``K_c'K_c``, one ``syrk``) refined in float64; QR.
 ``alpha`` is ``a * v`` (never ``a^2 (K beta)``, which multiplies the rounding error of
 the small residual ``xi`` by ``C a^2``: the reason the earlier Woodbury code lost every digit at large C).
 
@@ -61,10 +68,15 @@ __all__ = ["isls_svm", "sparse_ls_svm", "ISLSResult", "ISLSDivergenceError", "so
 
 _U = np.finfo(np.float64).eps / 2.0       # unit roundoff
 _U32 = float(np.finfo(np.float32).eps) / 2.0
-#: Active sets up to this size are solved by QR (stable, O(N m^2)); larger ones by Cholesky + refinement.
+#: Active sets up to this size are solved directly (O(N m^2)): Cholesky of the exact Gram matrix, refined and
+#: certified, else QR; larger ones by the mixed-precision preconditioned CG (or a factorisation, see the module docstring).
 QR_MAX_M = 256
-#: The refined Cholesky iterate is accepted when ||residual of (N)|| <= this x max(1, ||v||).
+#: An iterate is accepted when ||residual of (N)|| <= this x max(1, ||v||) (the residual bounds the error: M >= I).
 _CERTIFY = 1e-11
+#: Columns of K_c'K_c sampled for the Nystrom preconditioner of the large systems (once per fit).
+NYSTROM_RANK = 128
+#: Relative residual asked of each float32 inner solve of the mixed-precision CG.
+_INNER_TOL = 1e-4
 
 
 class ISLSDivergenceError(ArithmeticError):
@@ -150,6 +162,24 @@ class _Data:
         self.Kyc = K @ self.yc                             # K_c' y_c = K' y_c  (y_c is centred)
         self.gram = {}                                     # dtype -> K_c'K_c, formed once when an m > N/2 set needs it
         self.lowrank = None                                # (G, Lp) for a K of low numerical rank, False if not
+        self.K32 = None                                    # float32 copy of K: the inner operator of the mixed CG
+        self.F0 = None                                     # K_c'K_c ~ F0 F0' (Nystrom), formed once per fit
+
+    def k32(self):
+        if self.K32 is None:
+            self.K32 = self.K.astype(np.float32)
+            self.kmean32 = self.kmean.astype(np.float32)
+        return self.K32
+
+    def fit_c(self, S, z):
+        """``K_c[:, S] z`` (centred fitted values of the coefficients ``z`` on ``S``), one pass over K in float64."""
+        u = self.K[:, S] @ z if 4 * S.shape[0] <= self.N else self.K.T @ _scatter(z, S, self.N)
+        u -= float(self.kmean[S] @ z)
+        return u
+
+    def kct_c(self, S, u):
+        """``(K_c' u)_S = (K u)_S`` for a centred ``u``, one pass over K in float64."""
+        return self.K[S] @ u if 4 * S.shape[0] <= self.N else (self.K.T @ u)[S]
 
     def kc_cols(self, S):
         """``K_c[:, S] = K[:, S] - 1 kmean_S'`` (a new N x m array)."""
@@ -160,7 +190,7 @@ class _Data:
     def apply_AcT_Ac(self, S, a, v):
         """``A_c'A_c v`` with ``A_c = K_c[:, S] diag(a)``, by two passes over K (no N x m copy)."""
         z = a * v
-        u = self.K[:, S] @ z if 4 * S.shape[0] <= self.N else self.K @ _scatter(z, S, self.N)
+        u = self.K[:, S] @ z if 4 * S.shape[0] <= self.N else self.K.T @ _scatter(z, S, self.N)
         u -= float(self.kmean[S] @ z)                      # u = K_c[:, S] z, centred
         w = self.K[S] @ u if 4 * S.shape[0] <= self.N else (self.K @ u)[S]
         return a * w                                       # K_c' u = K' u for centred u
@@ -188,6 +218,39 @@ def _solve_qr(D: _Data, S, a, c):
     R = scipy.linalg.qr(W, mode="r", overwrite_a=True, check_finite=False)[0]
     v = scipy.linalg.solve_triangular(R[:m, :m], R[:m, m], check_finite=False)
     return v
+
+
+def _solve_gram(D: _Data, S, a, c):
+    """(N) for a small active set: ``M = I + c A_c'A_c`` from ``A_c = K_c[:, S] diag(a)`` (N x m, float64, BLAS
+    ``syrk``: O(N m^2)), its Cholesky factor, and iterative refinement against the same ``A_c`` (exact in float64),
+    kept while the residual halves.  Returns ``(v, rel_residual, u)``, ``u = A_c v``; ``(None, inf, None)`` when
+    the factorisation fails."""
+    B = D.kc_cols(S)
+    B *= a[None, :]                                       # A_c
+    M = blas.dsyrk(c, B.T, trans=0, lower=0)              # c A_c'A_c, upper triangle
+    M[np.diag_indices_from(M)] += 1.0
+    U, info = lapack.dpotrf(M, lower=0, overwrite_a=1, clean=0)
+    if info != 0:
+        return None, np.inf, None
+    g = c * a * D.Kyc[S]                                  # c A_c' y_c
+
+    def resid(v):
+        u = B @ v
+        return g - v - c * (u @ B), u
+
+    v = lapack.dpotrs(U, g, lower=0)[0]
+    r, u = resid(v)
+    res = float(np.linalg.norm(r)) / max(1.0, float(np.linalg.norm(v)))
+    for _ in range(4):
+        if res <= _CERTIFY:
+            break
+        v_new = v + lapack.dpotrs(U, r, lower=0)[0]
+        r_new, u_new = resid(v_new)
+        res_new = float(np.linalg.norm(r_new)) / max(1.0, float(np.linalg.norm(v_new)))
+        if not res_new < 0.5 * res:
+            break
+        v, r, u, res = v_new, r_new, u_new, res_new
+    return v, res, u
 
 
 def _gram_M(D: _Data, S, a, c, dtype):
@@ -325,6 +388,166 @@ def _solve_lowrank(D: _Data, S, a, c):
     return v, res
 
 
+def _nystrom(D: _Data, S, a):
+    r"""``F0`` (N x r) with ``G = K_c'K_c ~ F0 F0'``: the Nystrom approximation of G from r of its columns.
+
+    ``J``: ``r = min(NYSTROM_RANK, m)`` columns sampled without replacement with probability proportional to
+    ``tau_i = a_i^2 ||K_c e_i||^2`` (the diagonal of ``diag(a) G diag(a)``, the matrix the preconditioner serves),
+    with a fixed seed, so a fit is deterministic.  ``G[:, J] = K_c'K_c[:, J] = K K_c[:, J]`` (the columns of
+    ``K_c[:, J]`` are centred) costs one float32 product (``2 N^2 r`` flops; ``r/N`` of a Gram matrix), and
+    ``F0 = G[:, J] R^-1`` with ``R'R = G[J, J] + nu I`` (a shift ``nu`` of float32 rounding size keeps the Cholesky
+    factor defined).  ``G - F0 F0'`` is positive semidefinite and vanishes on the sampled columns.  Only a
+    preconditioner: its accuracy changes the number of CG steps, never the iterate (module docstring).
+    """
+    N = D.N
+    K32 = D.k32()
+    tau = np.zeros(N)
+    tau[S] = a * a * np.maximum(D.colsq[S] - N * D.kmean[S] ** 2, 0.0)   # ||K_c e_i||^2 = ||K e_i||^2 - N kmean_i^2
+    nz = int(np.count_nonzero(tau))
+    r = min(NYSTROM_RANK, nz)
+    if r == 0:
+        D.F0 = np.zeros((N, 0))
+        return
+    J = np.sort(np.random.default_rng(0).choice(N, size=r, replace=False, p=tau / float(np.sum(tau))))
+    Y1 = K32[:, J] - D.kmean32[J][None, :]                                # K_c[:, J]
+    Y = (K32.T @ Y1).astype(np.float64)                                   # G[:, J]  (K symmetric)
+    W = 0.5 * (Y[J] + Y[J].T)
+    nu = r * _U32 * float(np.max(np.diag(W)))
+    for _ in range(8):
+        R, info = lapack.dpotrf(W + nu * np.eye(r), lower=0)
+        if info == 0:
+            break
+        nu *= 10.0
+    else:  # pragma: no cover - W + nu I with nu ~ max(diag W) is positive definite
+        D.F0 = np.zeros((N, 0))
+        return
+    D.F0 = blas.dtrsm(1.0, R, Y, side=1, lower=0)                        # Y R^-1
+
+
+def _solve_mixed_pcg(D: _Data, S, a, c, stats=None):
+    r"""(N) by iterative refinement in float64 around preconditioned CG in float32.
+
+    Outer (float64, exact): ``v <- v + d``, ``r = c A_c'y_c - v - c A_c'(A_c v)`` by two passes over K; stop when
+    ``||r|| <= 1e-11 max(1, ||v||)`` (this certifies ``v``: ``M >= I``), give up when ``||r||`` stops halving.
+    Inner (float32): CG on ``M d = r`` with ``M`` applied through the float32 copy of K, to a relative residual
+    of ``_INNER_TOL``, preconditioned by ``P = I + F F'``, ``F = sqrt(c) diag(a) F0_S`` (the Nystrom factor of
+    :func:`_nystrom`), inverted by Woodbury: ``P^-1 r = r - F (I_r + F'F)^-1 F'r``, O(m r) per step after an
+    O(m r^2) set-up.  A float32 operator is accurate to about ``cond(M) u_32``, so each outer step gains that
+    many digits and three or four outer steps certify the iterate; each CG step costs two passes over a
+    half-size copy of K (kept in cache), a tenth of an exact step.
+    Returns ``(v, rel_residual, u)`` with ``u = K_c[:, S] alpha_S`` (the centred fit, for ``xi``) or
+    ``(None, inf, None)``.
+    """
+    N, m = D.N, S.shape[0]
+    if D.F0 is None:
+        _nystrom(D, S, a)
+    K32 = D.k32()
+    F = (np.sqrt(c) * a)[:, None] * D.F0[S]
+    T = F.T @ F
+    T[np.diag_indices_from(T)] += 1.0
+    U, info = lapack.dpotrf(T, lower=0)
+    if info != 0:
+        return None, np.inf, None
+    F32 = F.astype(np.float32)
+
+    def prec(r):
+        return r - F32 @ lapack.dpotrs(U, F32.T @ r, lower=0)[0].astype(np.float32)
+
+    a32 = a.astype(np.float32)
+    ca32 = (c * a).astype(np.float32)
+    km32 = D.kmean32[S]
+    if 4 * m <= N:
+        KS = np.ascontiguousarray(K32[:, S])                            # N x m, read twice per CG step
+
+        def op32(p):
+            z = a32 * p
+            u = KS @ z
+            u -= km32 @ z
+            return p + ca32 * (u @ KS)
+    else:
+        zz = np.zeros(N, dtype=np.float32)
+
+        def op32(p):
+            zz[S] = a32 * p
+            u = K32.T @ zz                                  # K symmetric: the transposed gemv is the faster one
+            u -= km32 @ zz[S]
+            return p + ca32 * (K32.T @ u)[S]
+
+    g = c * a * D.Kyc[S]                                  # c A_c' y_c
+    v = np.zeros(m)
+    r = g
+    res, prev = np.inf, np.inf
+    n_outer = n_inner = 0
+    for _ in range(12):
+        n_outer += 1
+        # inner CG in float32: M d = r to a relative residual of _INNER_TOL
+        rr = r.astype(np.float32)
+        r0 = float(np.linalg.norm(rr))
+        d = np.zeros(m, dtype=np.float32)
+        z = prec(rr)
+        p = z.copy()
+        rz = float(rr @ z)
+        for _ in range(200):
+            n_inner += 1
+            q = op32(p)
+            pq = float(p @ q)
+            if not (pq > 0.0 and rz > 0.0):
+                break
+            step = np.float32(rz / pq)
+            d += step * p
+            rr -= step * q
+            if not float(np.linalg.norm(rr)) > _INNER_TOL * r0:
+                break
+            z = prec(rr)
+            rz_new = float(rr @ z)
+            p = z + np.float32(rz_new / rz) * p
+            rz = rz_new
+        v = v + d
+        u = D.fit_c(S, a * v)                             # exact residual (float64, two passes over K)
+        r = g - v - c * a * D.kct_c(S, u)
+        res = float(np.linalg.norm(r)) / max(1.0, float(np.linalg.norm(v)))
+        if res <= _CERTIFY or not (np.isfinite(res) and res < 0.5 * prev):
+            break
+        prev = res
+    if stats is not None:
+        stats.setdefault("cg_steps", []).append((n_outer, n_inner))
+    return (v, res, u) if res <= _CERTIFY else (None, np.inf, None)
+
+
+#: The solvers tried, in order, for an active set of size m <= QR_MAX_M and for a larger one; the first whose
+#: iterate is certified (``||residual of (N)|| <= _CERTIFY max(1, ||v||)``) is taken; QR, backward stable, is last.
+SMALL_PATHS = ("gram", "qr")
+LARGE_PATHS = ("lowrank", "pcg", "cholesky32", "cholesky", "qr")
+
+
+def _solve_active(D: _Data, S, a, c, cond, stats=None):
+    """(N) on the active set ``S``, by the first path of :data:`SMALL_PATHS` / :data:`LARGE_PATHS` that certifies
+    its iterate.  ``cond`` bounds ``sqrt(cond(M))``; paths whose working precision cannot reach the certificate at
+    that condition are skipped.  Returns ``(v, u, path)``, ``u = K_c[:, S] alpha_S`` when the path computed it
+    (else None)."""
+    paths = SMALL_PATHS if S.shape[0] <= QR_MAX_M else LARGE_PATHS
+    for path in paths:
+        v, res, u = None, np.inf, None
+        if path == "gram" and cond * cond * _U <= 1e-6:
+            v, res, u = _solve_gram(D, S, a, c)
+        elif path == "lowrank":
+            if D.lowrank is None:
+                D.lowrank = _lowrank_factor(D) or False
+            if D.lowrank:                                 # K of low numerical rank: O(m r^2) preconditioner
+                v, res = _solve_lowrank(D, S, a, c)
+        elif path == "pcg" and cond * cond * _U32 <= 0.05:
+            v, res, u = _solve_mixed_pcg(D, S, a, c, stats)
+        elif path == "cholesky32" and cond * cond * _U32 <= 0.05:
+            v, res = _solve_cholesky(D, S, a, c, np.float32)    # float32 factor refined in float64
+        elif path == "cholesky":
+            v, res = _solve_cholesky(D, S, a, c)
+        elif path == "qr":
+            return _solve_qr(D, S, a, c), None, "qr"
+        if v is not None and res <= _CERTIFY:
+            return v, u, path
+    return _solve_qr(D, S, a, c), None, "qr"
+
+
 def _weighted_step(D: _Data, a_full, C, kappa, stats=None):
     """Solve (3) with ``lambda_i = kappa / a_i^2`` (``a_i = 0``: pattern out of the model).
 
@@ -360,30 +583,14 @@ def _weighted_step(D: _Data, a_full, C, kappa, stats=None):
             f"the weighted problem (3) has condition ~{cond:.3g} (max|alpha| = {float(np.max(a)):.3g}): "
             "beyond double precision"
         )
-    path = "qr"
-    if m <= QR_MAX_M:
-        v = _solve_qr(D, S, a, c)
-    else:
-        v, res, path = None, np.inf, "cholesky"
-        if D.lowrank is None:
-            D.lowrank = _lowrank_factor(D) or False
-        if D.lowrank:                                     # K of low numerical rank: O(m r^2) preconditioner
-            v, res = _solve_lowrank(D, S, a, c)
-            path = "lowrank"
-        if (v is None or not res <= _CERTIFY) and cond * cond * _U32 <= 0.05:
-            # float32 factor refined in float64 (half the flops)
-            v, res = _solve_cholesky(D, S, a, c, np.float32)
-            path = "cholesky32"
-        if v is None or not res <= _CERTIFY:
-            v, res = _solve_cholesky(D, S, a, c)
-            path = "cholesky"
-        if v is None or not res <= _CERTIFY:
-            v = _solve_qr(D, S, a, c)
-            path = "qr-fallback"
+    v, u, path = _solve_active(D, S, a, c, cond, stats)
     z = a * v                                             # alpha_S = a_S v
     alpha[S] = z
     b = D.ybar - float(D.kmean[S] @ z)                    # b = mean(y - K_:S alpha_S)
-    xi = D.y - b - (D.K[:, S] @ z if 4 * m <= N else D.K @ alpha)
+    if u is not None:
+        xi = D.yc - u                                     # y - K_:S alpha_S - b = y_c - K_c[:, S] alpha_S
+    else:
+        xi = D.y - b - (D.K[:, S] @ z if 4 * m <= N else D.K @ alpha)
     if stats is not None:
         stats.setdefault("path", []).append(path)
     if not (np.all(np.isfinite(alpha)) and np.isfinite(b) and np.all(np.isfinite(xi))):
@@ -550,7 +757,8 @@ def isls_svm(K, y, C, *, task: str = "classification", tol: float = 1e-4, max_it
         status = "max_iter_reached"
         msg = f"stopped at max_iter = {max_iter}: ||alpha^t - alpha^(t+1)||/N = {diff:.3g} >= tol = {tol:g}"
         warn_not_converged("isls_svm", t, diff, tol)
-    info = {"n_active": n_active, "path": stats.get("path", []), "weight_scale": kappa, "alpha_scale": alpha_scale}
+    info = {"n_active": n_active, "path": stats.get("path", []), "cg_steps": stats.get("cg_steps", []),
+            "weight_scale": kappa, "alpha_scale": alpha_scale}
     return ISLSResult(
         alpha=alpha, b=b, objective=objective, n_iter=t, converged=converged, status=status, message=msg,
         time=time.perf_counter() - t0, kkt_gap=diff, info=info, history=history,

@@ -2,7 +2,7 @@
 
 * every iteration's solution equals the weighted primal (004 eq. (3)) solved by cvxpy with the same
   weights (patterns that left the model: ``alpha_i = 0`` imposed, the limit ``lambda_i -> inf``), on the QR
-  path and on the Cholesky + refinement path;
+  path, the Gram-Cholesky path, the mixed-precision CG path and the Cholesky + refinement paths;
 * the reduced solve equals the plain N x N system (4), and the whole run equals a plain loop that never drops;
 * scale: invariant to ``y -> t y`` and ``(K, C) -> (s K, C / s)`` (``weight_scale="auto"``); 004 verbatim
   (``weight_scale=1``) is equivariant under ``(K, y, C) -> (s K, sqrt(s) y, C / s)`` and equals the auto
@@ -36,7 +36,7 @@ TOL = {
     "ref_obj": 1e-7,       # relative, optimal value of (3) vs -(dual objective)
     "plain": 1e-9,         # reduced solve vs plain N x N system (4), relative
     "loop": 1e-7,          # whole run vs a plain loop that never drops, relative, every iteration
-    "paths": 1e-9,         # Cholesky + refinement path vs QR path, relative, every iteration
+    "paths": 1e-9,         # any other path vs the QR path, relative, every iteration
     "scale": 1e-9,         # scaled run vs unscaled run (after undoing the scale), relative
     # issue 13 "done when": at each C, ISLS within 3 points of the LS-SVM's test error (30 of the 1000
     # synth.te patterns), with at most 30 support vectors (004 Table 1: 13 SVs, +0.6 points)
@@ -111,17 +111,31 @@ def test_every_iteration_equals_cvxpy_weighted_primal(task, seed, C):
     check_against_cvxpy(res, K, y, C)
 
 
-@pytest.mark.parametrize("precision", ["cholesky32", "cholesky"])
+@pytest.mark.parametrize("path", ["pcg", "cholesky32", "cholesky"])
 @pytest.mark.parametrize("task", ["classification", "regression"])
-def test_cholesky_path_every_iteration_equals_cvxpy(task, precision, monkeypatch):
-    """The large-active-set path (Cholesky of I + c A_c'A_c from K_c'K_c, refined against the operator in float64),
-    with the factor in float32 (default while cond(M) u_32 <= 0.05) and in float64 (forced here)."""
+def test_large_set_paths_every_iteration_equal_cvxpy(task, path, monkeypatch):
+    """Each solver of the large active sets, forced for every iteration (QR_MAX_M = 0): the mixed-precision CG
+    with the Nystrom preconditioner (float32 inner solves, float64 outer refinement), and the Cholesky factor of
+    I + c A_c'A_c in float32 and in float64, each refined against the exact operator."""
     monkeypatch.setattr(isls_mod, "QR_MAX_M", 0)
-    if precision == "cholesky":
-        monkeypatch.setattr(isls_mod, "_U32", 1.0)               # never take the float32 factor
+    monkeypatch.setattr(isls_mod, "LARGE_PATHS", (path,))
     X, K, y = make(N=30, seed=2, task=task)
     res = isls_svm(K, y, 5.0, task=task)
-    assert res.converged and precision in res.info["path"]
+    assert res.converged and set(res.info["path"]) == {path}
+    check_against_cvxpy(res, K, y, 5.0)
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_pcg_with_a_crude_preconditioner_every_iteration_equals_cvxpy(task, monkeypatch):
+    """A Nystrom preconditioner from 3 of 40 columns: the CG takes many steps, the iterates are still those of (3)
+    (the float64 residual certifies each one, whatever the preconditioner)."""
+    monkeypatch.setattr(isls_mod, "QR_MAX_M", 0)
+    monkeypatch.setattr(isls_mod, "LARGE_PATHS", ("pcg",))
+    monkeypatch.setattr(isls_mod, "NYSTROM_RANK", 3)
+    X, K, y = make(N=40, seed=7, task=task, sigma=0.7)
+    res = isls_svm(K, y, 5.0, task=task)
+    assert res.converged and set(res.info["path"]) == {"pcg"}
+    assert max(inner for _, inner in res.info["cg_steps"]) > 3          # the CG did iterate
     check_against_cvxpy(res, K, y, 5.0)
 
 
@@ -134,9 +148,11 @@ def test_lowrank_path_every_iteration_equals_cvxpy_and_qr(monkeypatch):
     y = np.where(X[:, 0] * X[:, 1] + 0.2 * rng.normal(size=40) > 0, 1.0, -1.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
+        monkeypatch.setattr(isls_mod, "SMALL_PATHS", ("qr",))
         qr = isls_svm(K, y, 1.0, max_iter=8)
         monkeypatch.setattr(isls_mod, "QR_MAX_M", 0)
         low = isls_svm(K, y, 1.0, max_iter=8)
+    assert set(qr.info["path"]) == {"qr"}
     assert "lowrank" in low.info["path"]
     for (a1, b1, _), (a2, b2, _) in zip(qr.history, low.history):
         assert rel(a2, a1) < TOL["paths"] and abs(b2 - b1) < TOL["paths"] * max(1.0, abs(b1))
@@ -144,14 +160,41 @@ def test_lowrank_path_every_iteration_equals_cvxpy_and_qr(monkeypatch):
 
 
 @pytest.mark.parametrize("task", ["classification", "regression"])
-def test_cholesky_path_equals_qr_path(task, monkeypatch):
+def test_every_path_equals_qr_path(task, monkeypatch):
+    """Every solver gives the iterates of the QR path (backward stable) to 1e-9, iteration by iteration."""
     X, K, y = make(N=60, seed=3, task=task)
-    qr = isls_svm(K, y, 20.0, task=task)
-    monkeypatch.setattr(isls_mod, "QR_MAX_M", 0)
-    ch = isls_svm(K, y, 20.0, task=task)
-    assert set(qr.info["path"]) == {"qr"} and set(ch.info["path"]) <= {"lowrank", "cholesky32", "cholesky", "qr-fallback"}
-    assert qr.n_iter == ch.n_iter
-    for (a1, b1, _), (a2, b2, _) in zip(qr.history, ch.history):
+    monkeypatch.setattr(isls_mod, "SMALL_PATHS", ("qr",))
+    qr = isls_svm(K, y, 10.0, task=task)
+    assert set(qr.info["path"]) == {"qr"}
+    runs = [((), "gram")] + [((p,), p) for p in ("pcg", "cholesky32", "cholesky")]
+    for large, expect in runs:
+        monkeypatch.setattr(isls_mod, "SMALL_PATHS", ("gram", "qr"))
+        monkeypatch.setattr(isls_mod, "QR_MAX_M", 256 if not large else 0)
+        if large:
+            monkeypatch.setattr(isls_mod, "LARGE_PATHS", large)
+        other = isls_svm(K, y, 10.0, task=task)
+        assert set(other.info["path"]) == {expect}, (expect, other.info["path"])
+        assert qr.n_iter == other.n_iter
+        for (a1, b1, _), (a2, b2, _) in zip(qr.history, other.history):
+            assert rel(a2, a1) < TOL["paths"] and abs(b2 - b1) < TOL["paths"] * max(1.0, abs(b1)), expect
+
+
+def test_default_paths_at_n_300_equal_qr_path(monkeypatch):
+    """N = 300 (RBF in d = 5, full numerical rank): the default run takes the mixed-precision CG while the active set
+    exceeds QR_MAX_M, with a Nystrom preconditioner of NYSTROM_RANK < N sampled columns; every iterate equals the
+    QR path's to 1e-9."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(300, 5))
+    K = rbf_kernel(X, sigma=2.0)
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=300) > 0, 1.0, -1.0)
+    monkeypatch.setattr(isls_mod, "NYSTROM_RANK", 64)
+    res = isls_svm(K, y, 1.0)
+    assert "pcg" in res.info["path"] and res.converged
+    monkeypatch.setattr(isls_mod, "SMALL_PATHS", ("qr",))
+    monkeypatch.setattr(isls_mod, "LARGE_PATHS", ("qr",))
+    qr = isls_svm(K, y, 1.0)
+    assert qr.n_iter == res.n_iter
+    for (a1, b1, _), (a2, b2, _) in zip(qr.history, res.history):
         assert rel(a2, a1) < TOL["paths"] and abs(b2 - b1) < TOL["paths"] * max(1.0, abs(b1))
 
 
