@@ -11,7 +11,7 @@ import numpy as np
 from svmref._validation import check_mu, check_positive
 from svmref.datasets.synthetic import two_hypercubes  # noqa: F401 (re-export; the generator moved there)
 
-from .support_features import SFMResult, _check_data, recover_b, support_features
+from .support_features import SFMResult, _check_data, _gram_seam, recover_b, support_features
 
 __all__ = ["PathResult", "leave_one_out", "selectivity_path", "two_hypercubes"]
 
@@ -101,6 +101,7 @@ def leave_one_out(X, y, C, mu, model: SFMResult | None = None, *, tol=1e-3, **op
     if model is None:
         model = support_features(X, y, C, mu, tol=tol, **options)
     b_rule = options.get("b_rule", "eq11")
+    reduced_options = {k: v for k, v in options.items() if k != "gram"}
     lam = model.lam
     F = X @ model.a
     N = X.shape[0]
@@ -110,8 +111,8 @@ def leave_one_out(X, y, C, mu, model: SFMResult | None = None, *, tol=1e-3, **op
         if lam[j] == 0.0:
             b, _ = recover_b(F[keep], y[keep], lam_r, C, b_rule)
             f = F[j] + b
-        else:
-            r = support_features(X[keep], y[keep], C, mu, tol=tol, lam0=lam_r, **options)
+        else:  # a Gram of the full X does not fit the reduced problem: that solve caches its own columns
+            r = support_features(X[keep], y[keep], C, mu, tol=tol, lam0=lam_r, **reduced_options)
             f = float(X[j] @ r.a + r.b)
         margins[j] = y[j] * f
     return float(np.mean(margins <= 0.0)), margins
@@ -123,7 +124,9 @@ def selectivity_path(X, y, C, mus, *, tol=1e-3, loo=False, **options) -> PathRes
     Each solve starts from the previous ``lam`` (still feasible for (10): the box and ``sum y lam = 0``
     do not depend on ``mu``). Returns a :class:`PathResult` with, per mu, the model, the number of
     selected features and (``loo=True``) the leave-one-out error of :func:`leave_one_out`. Extra
-    ``options`` go to :func:`support_features` (``b_rule``, ``wss``, ``max_iter``).
+    ``options`` go to :func:`support_features` (``b_rule``, ``wss``, ``max_iter``, ``use_gram``,
+    ``cache_size``, ``gram``). The solves share one kernel seam for ``K = X X'`` (issue 12): a column
+    computed for one mu is a cache hit for the next.
     """
     t0 = _time.perf_counter()
     X, y = _check_data(X, y)
@@ -135,10 +138,14 @@ def selectivity_path(X, y, C, mus, *, tol=1e-3, loo=False, **options) -> PathRes
         check_mu(float(m), "mus")
     if "lam0" in options:
         raise ValueError("selectivity_path chooses its own warm starts; do not pass lam0")
+    path_options = dict(options)
+    use, seam = _gram_seam(X, options.get("use_gram", "auto"), options.get("cache_size", 200.0), options.get("gram"))
+    if use:
+        path_options["gram"] = seam  # one column cache for every mu (LOO re-solves use other X: their own)
     models, n_sel, iters, loo_err = [], [], [], []
     lam = None
     for m in mus_arr:
-        r = support_features(X, y, C, float(m), tol=tol, lam0=lam, **options)
+        r = support_features(X, y, C, float(m), tol=tol, lam0=lam, **path_options)
         lam = r.lam
         models.append(r)
         n_sel.append(r.selected.size)

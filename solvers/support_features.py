@@ -266,30 +266,13 @@ def support_features(X, y, C=1.0, mu=0.0, *, tol=1e-3, max_iter=None, lam0=None,
     max_iter = max(10**6, 100 * N) if max_iter is None else check_max_iter(max_iter)
     if b_rule not in ("eq11", "mean"):
         raise ValueError(f"b_rule must be 'eq11' or 'mean'; got {b_rule!r}")
-    if isinstance(use_gram, (bool, np.bool_)):
-        use_gram = bool(use_gram)
-    elif isinstance(use_gram, str) and use_gram == "auto":
-        use_gram = None
-    else:
-        raise ValueError(f"use_gram must be 'auto', True or False; got {use_gram!r}")
-    cache_size = _check_cache_size(cache_size)
-    if use_gram is None:  # "auto": the columns a cache of cache_size MB holds (RawKernel's count)
-        use_gram = gram is not None or cache_size * 1024**2 // (8 * N) >= AUTO_CACHE_FRACTION * N
-    if gram is not None and not use_gram:
-        raise ValueError("gram is given but use_gram=False; pass use_gram='auto' (or True) or leave gram out")
+    use_gram, seam = _gram_seam(X, use_gram, cache_size, gram)
     if not isinstance(shrinking, (bool, np.bool_)):
         raise ValueError(f"shrinking must be True or False; got {shrinking!r}")
     if wss not in ("second", "first"):
         raise ValueError(f"wss must be 'second' or 'first'; got {wss!r}")
     lam = np.zeros(N) if lam0 is None else _check_lam0(lam0, y, C)
 
-    # the kernel seam of both SMO engines (issue 12): columns of K = X X' through _qmatrix.get_col
-    if not use_gram:
-        seam = _no_gram()
-    elif gram is None:
-        seam = RawKernel(X, "linear", cache_size=cache_size)
-    else:
-        seam = _check_gram(gram, X)
     Q = seam.numba_q()
     diag = seam.diag() if use_gram else np.einsum("ij,ij->i", X, X)
 
@@ -335,6 +318,30 @@ def _check_cache_size(cache_size) -> float:
     if not math.isfinite(cache_size) or cache_size <= 0.0:
         raise ValueError(f"cache_size must be a finite number of megabytes > 0; got {cache_size!r}")
     return cache_size
+
+
+def _gram_seam(X, use_gram, cache_size, gram):
+    """``(use_gram, seam)``: whether the engine reads columns of ``K = X X'``, and the kernel seam it reads
+    them from (issue 12; :func:`svmref.solvers._qmatrix.get_col`): the caller's ``gram``, else a linear
+    :class:`RawKernel` with an LRU cache of ``cache_size`` MB, or an unused 1 x 1 stand-in. ``"auto"`` is on
+    when the cache holds at least :data:`AUTO_CACHE_FRACTION` of the ``N`` columns (RawKernel's count)."""
+    N = X.shape[0]
+    if isinstance(use_gram, (bool, np.bool_)):
+        use_gram = bool(use_gram)
+    elif isinstance(use_gram, str) and use_gram == "auto":
+        use_gram = None
+    else:
+        raise ValueError(f"use_gram must be 'auto', True or False; got {use_gram!r}")
+    cache_size = _check_cache_size(cache_size)
+    if use_gram is None:
+        use_gram = gram is not None or cache_size * 1024**2 // (8 * N) >= AUTO_CACHE_FRACTION * N
+    if gram is not None and not use_gram:
+        raise ValueError("gram is given but use_gram=False; pass use_gram='auto' (or True) or leave gram out")
+    if not use_gram:
+        return False, _no_gram()
+    if gram is None:
+        return True, RawKernel(X, "linear", cache_size=cache_size)
+    return True, _check_gram(gram, X)
 
 
 def _check_gram(gram, X):

@@ -564,3 +564,23 @@ def test_recover_b_is_libsvms_rule_on_the_mapped_gradient(rule):
     b, how = recover_b(F, y, lam, 1.0, rule)
     assert how == "midpoint"
     assert np.isclose(b, 0.5 * (np.max(g[up]) + np.min(g[low])), rtol=1e-12, atol=1e-12)
+
+
+def test_path_shares_one_column_cache():
+    """selectivity_path hands one linear RawKernel to every solve (issue 12): its counters run on across the
+    mus, each column is computed at most once over the whole path (the cache holds all N), fewer than the
+    solves compute with their own caches, and the models are those of separate warm-started solves."""
+    X, y = _instance(200, 30, 23)
+    mus = [0.0, 0.05, 0.1]
+    path = selectivity_path(X, y, 1.0, mus, tol=1e-8)
+    infos = [m.info["cache"] for m in path.models]
+    assert all(i is not None for i in infos)
+    assert infos[0]["requests"] < infos[1]["requests"] < infos[2]["requests"]
+    assert infos[-1]["columns_computed"] <= len(y)
+    lam, own = None, 0
+    for m, r in zip(mus, path.models):
+        s = support_features(X, y, 1.0, m, tol=1e-8, lam0=lam)
+        lam = s.lam
+        own += s.info["cache"]["columns_computed"]
+        assert np.array_equal(s.lam, r.lam) and s.b == r.b
+    assert infos[-1]["columns_computed"] < own
