@@ -9,11 +9,16 @@ One run measures, on the two-hypercubes data of 003 §3.1 scaled up (:func:`svmr
 2. scikit-learn's ``SGDClassifier(loss="hinge", penalty="elasticnet")`` mapped to the same objective:
    dividing (5) by ``C N`` gives ``(1/N) sum hinge + alpha (l1_ratio |a|_1 + (1 - l1_ratio)/2 |a|^2)`` with
    ``alpha = (2 - mu)/(C N)`` and ``l1_ratio = mu/(2 - mu)``; we report the primal objective (5) that SGD
-   reaches within the time our solver takes (epochs increased until that time is spent).
+   reaches within the time our solver takes (epochs increased until that time is spent);
+3. the column cache of ``K = X X'`` (issue 12: the kernel seam ``_qmatrix.RawKernel(X, "linear", cache_size)``
+   shared with the box-dual SMO): our solver with a cache holding every column, half of them,
+   ``use_gram="auto"`` and (at n = 50 only) a 1 MB cache, each as a ratio to the direct update without
+   ``K`` columns (``use_gram=False``), the anchor measured in the same run (median of ``CACHE_REPEATS``,
+   interleaved).
 
 Only ratios measured in this same run are meaningful (the machine is shared). Usage::
 
-    python benchmarks/support_features.py [--quick] [--mu 0.5] [--C 1.0] [--seed 0]
+    python benchmarks/support_features.py [--quick] [--mu 0.5] [--C 1.0] [--seed 0] [--cache-only]
 """
 from __future__ import annotations
 
@@ -29,6 +34,8 @@ from svmref.solvers.support_features import primal_objective, support_features, 
 #: run; the best of REPEATS (timeit's rule) estimates the unloaded time. CLARABEL runs for seconds and
 #: averages the load over its run; it gets the best of 3.
 REPEATS = 15
+#: Repeats of each configuration in the column-cache section (median; interleaved so that load drifts hit all).
+CACHE_REPEATS = 3
 
 
 def _clarabel_qp(X, y, C, mu):
@@ -108,15 +115,58 @@ def run(sizes, C, mu, seed, tols):
               f"(excess {(last[2] - Wref) / abs(Wref):.2e})")
 
 
+def run_cache(sizes, C, mu, seed):
+    """Section 3: the LRU column cache of K = X X' against the direct update (``use_gram=False``)."""
+    from threadpoolctl import threadpool_limits
+
+    Xs, ys = two_hypercubes(5, 6, seed=seed)
+    support_features(Xs, ys, C, mu, use_gram=True)
+    print(f"\ncolumn cache of K = X X' (issue 12), two hypercubes, C = {C}, mu in (0, {mu}), seed = {seed}; "
+          f"BLAS pinned to 1 thread; median of {CACHE_REPEATS}, ratio to use_gram=False in the same run")
+    with threadpool_limits(1):
+        for N, n, tiny in sizes:
+            X, y = two_hypercubes(N // 2, n, seed=seed)
+            full_mb = 8.0 * N * N / 1024**2
+            configs = {
+                "direct (use_gram=False)": {"use_gram": False},
+                f"cache holds all N columns ({full_mb:.0f} MB)": {"use_gram": True, "cache_size": full_mb + 1.0},
+                f"cache holds N/2 columns ({full_mb / 2:.0f} MB)": {"use_gram": True, "cache_size": full_mb / 2},
+                "use_gram='auto', cache_size=200 (default)": {},
+            }
+            if tiny:  # a thrashing cache (at 4000 x 200 it took 18-24x the direct time: 20-35 s a solve)
+                configs["cache 1 MB (use_gram=True)"] = {"use_gram": True, "cache_size": 1.0}
+            for m in (0.0, mu):
+                times = {k: [] for k in configs}
+                res = {}
+                for _ in range(CACHE_REPEATS):
+                    for k, kw in configs.items():
+                        r = support_features(X, y, C, m, tol=1e-3, **kw)
+                        times[k].append(r.time)
+                        res[k] = r
+                anchor = float(np.median(times["direct (use_gram=False)"]))
+                print(f"  N = {N}, n = {n}, mu = {m}: direct update {anchor:.4f} s, "
+                      f"{res['direct (use_gram=False)'].n_iter} pair steps")
+                for k in list(configs)[1:]:
+                    t = float(np.median(times[k]))
+                    ci = res[k].info["cache"]
+                    cache = "no K columns" if ci is None else (f"{ci['slots']} slots, {ci['columns_computed']} columns "
+                                                               f"computed, {ci['hits']}/{ci['requests']} hits")
+                    dW = abs(res[k].objective - res["direct (use_gram=False)"].objective)
+                    print(f"    {k:45s} {t:.4f} s  ratio {t / anchor:.2f}  ({cache}; |dW| = {dW:.1e})")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     ap.add_argument("--C", type=float, default=1.0)
     ap.add_argument("--mu", type=float, default=0.5)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--cache-only", action="store_true", help="only section 3 (the column cache)")
     args = ap.parse_args(argv)
     sizes = [(40, 100), (100, 40)] if args.quick else [(200, 1000), (1000, 200)]
-    run(sizes, args.C, args.mu, args.seed, tols=(1e-3, 1e-6))
+    if not args.cache_only:
+        run(sizes, args.C, args.mu, args.seed, tols=(1e-3, 1e-6))
+    run_cache([(400, 40, True)] if args.quick else [(4000, 50, True), (4000, 200, False)], args.C, args.mu, args.seed)
 
 
 if __name__ == "__main__":
