@@ -71,8 +71,11 @@ _U32 = float(np.finfo(np.float32).eps) / 2.0
 #: Active sets up to this size are solved directly (O(N m^2)): Cholesky of the exact Gram matrix, refined and
 #: certified, else QR; larger ones by the mixed-precision preconditioned CG (or a factorisation, see the module docstring).
 QR_MAX_M = 256
-#: An iterate is accepted when ||residual of (N)|| <= this x max(1, ||v||) (the residual bounds the error: M >= I).
+#: An iterate is accepted when ||residual of (N)|| <= this x max(1, ||v||) (the residual bounds the error: M >= I) ...
 _CERTIFY = 1e-11
+#: ... or, when the float64 residual itself cannot be computed that accurately (its rounding error is about
+#: u ||M|| ||v||), when it is below 64 u ||M|| (||M|| estimated by power iteration), but never above this.
+_CERTIFY_MAX = 1e-10
 #: Columns of K_c'K_c sampled for the Nystrom preconditioner of the large systems (once per fit).
 NYSTROM_RANK = 128
 #: Relative residual asked of each float32 inner solve of the mixed-precision CG.
@@ -424,35 +427,11 @@ def _nystrom(D: _Data, S, a):
     D.F0 = blas.dtrsm(1.0, R, Y, side=1, lower=0)                        # Y R^-1
 
 
-def _solve_mixed_pcg(D: _Data, S, a, c, stats=None):
-    r"""(N) by iterative refinement in float64 around preconditioned CG in float32.
-
-    Outer (float64, exact): ``v <- v + d``, ``r = c A_c'y_c - v - c A_c'(A_c v)`` by two passes over K; stop when
-    ``||r|| <= 1e-11 max(1, ||v||)`` (this certifies ``v``: ``M >= I``), give up when ``||r||`` stops halving.
-    Inner (float32): CG on ``M d = r`` with ``M`` applied through the float32 copy of K, to a relative residual
-    of ``_INNER_TOL``, preconditioned by ``P = I + F F'``, ``F = sqrt(c) diag(a) F0_S`` (the Nystrom factor of
-    :func:`_nystrom`), inverted by Woodbury: ``P^-1 r = r - F (I_r + F'F)^-1 F'r``, O(m r) per step after an
-    O(m r^2) set-up.  A float32 operator is accurate to about ``cond(M) u_32``, so each outer step gains that
-    many digits and three or four outer steps certify the iterate; each CG step costs two passes over a
-    half-size copy of K (kept in cache), a tenth of an exact step.
-    Returns ``(v, rel_residual, u)`` with ``u = K_c[:, S] alpha_S`` (the centred fit, for ``xi``) or
-    ``(None, inf, None)``.
-    """
+def _op32(D: _Data, S, a, c):
+    """``p -> M p = p + c diag(a) K_c[:, S]'K_c[:, S] diag(a) p`` through the float32 copy of K (float32 vectors):
+    two passes over K32 (over a contiguous copy of its columns S when ``m <= N/4``)."""
     N, m = D.N, S.shape[0]
-    if D.F0 is None:
-        _nystrom(D, S, a)
     K32 = D.k32()
-    F = (np.sqrt(c) * a)[:, None] * D.F0[S]
-    T = F.T @ F
-    T[np.diag_indices_from(T)] += 1.0
-    U, info = lapack.dpotrf(T, lower=0)
-    if info != 0:
-        return None, np.inf, None
-    F32 = F.astype(np.float32)
-
-    def prec(r):
-        return r - F32 @ lapack.dpotrs(U, F32.T @ r, lower=0)[0].astype(np.float32)
-
     a32 = a.astype(np.float32)
     ca32 = (c * a).astype(np.float32)
     km32 = D.kmean32[S]
@@ -472,6 +451,53 @@ def _solve_mixed_pcg(D: _Data, S, a, c, stats=None):
             u = K32.T @ zz                                  # K symmetric: the transposed gemv is the faster one
             u -= km32 @ zz[S]
             return p + ca32 * (K32.T @ u)[S]
+    return op32
+
+
+def _lam_max(D: _Data, S, a, c, steps: int = 12):
+    """``||M|| = lambda_max(I + c A_c'A_c)`` by power iteration through the float32 operator, padded by 10%
+    (an estimate from below before the padding)."""
+    op32 = _op32(D, S, a, c)
+    z = np.full(S.shape[0], 1.0 / np.sqrt(S.shape[0]), dtype=np.float32)
+    lam = 1.0
+    for _ in range(steps):
+        w = op32(z)
+        nw = float(np.linalg.norm(w))
+        if not (nw > 0.0 and np.isfinite(nw)):
+            break
+        lam, z = nw, w / np.float32(nw)
+    return 1.1 * lam
+
+
+def _solve_mixed_pcg(D: _Data, S, a, c, stats=None):
+    r"""(N) by iterative refinement in float64 around preconditioned CG in float32.
+
+    Outer (float64, exact): ``v <- v + d``, ``r = c A_c'y_c - v - c A_c'(A_c v)`` by two passes over K; stop when
+    ``||r|| <= 1e-11 max(1, ||v||)`` (this certifies ``v``: ``M >= I``), give up when ``||r||`` stops halving.
+    Inner (float32): CG on ``M d = r`` with ``M`` applied through the float32 copy of K, to a relative residual
+    of ``_INNER_TOL``, preconditioned by ``P = I + F F'``, ``F = sqrt(c) diag(a) F0_S`` (the Nystrom factor of
+    :func:`_nystrom`), inverted by Woodbury: ``P^-1 r = r - F (I_r + F'F)^-1 F'r``, O(m r) per step after an
+    O(m r^2) set-up.  A float32 operator is accurate to about ``cond(M) u_32``, so each outer step gains that
+    many digits and three or four outer steps certify the iterate; each CG step costs two passes over a
+    half-size copy of K (kept in cache), a tenth of an exact step.
+    Returns ``(v, rel_residual, u)`` with ``u = K_c[:, S] alpha_S`` (the centred fit, for ``xi``) at the last
+    iterate, certified or not (:func:`_solve_active` decides), or ``(None, inf, None)``.
+    """
+    m = S.shape[0]
+    if D.F0 is None:
+        _nystrom(D, S, a)
+    F = (np.sqrt(c) * a)[:, None] * D.F0[S]
+    T = F.T @ F
+    T[np.diag_indices_from(T)] += 1.0
+    U, info = lapack.dpotrf(T, lower=0)
+    if info != 0:
+        return None, np.inf, None
+    F32 = F.astype(np.float32)
+
+    def prec(r):
+        return r - F32 @ lapack.dpotrs(U, F32.T @ r, lower=0)[0].astype(np.float32)
+
+    op32 = _op32(D, S, a, c)
 
     g = c * a * D.Kyc[S]                                  # c A_c' y_c
     v = np.zeros(m)
@@ -511,11 +537,12 @@ def _solve_mixed_pcg(D: _Data, S, a, c, stats=None):
         prev = res
     if stats is not None:
         stats.setdefault("cg_steps", []).append((n_outer, n_inner))
-    return (v, res, u) if res <= _CERTIFY else (None, np.inf, None)
+    return v, res, u
 
 
 #: The solvers tried, in order, for an active set of size m <= QR_MAX_M and for a larger one; the first whose
-#: iterate is certified (``||residual of (N)|| <= _CERTIFY max(1, ||v||)``) is taken; QR, backward stable, is last.
+#: iterate is certified (``||residual of (N)|| <= _CERTIFY max(1, ||v||)``, or the rounding floor of that residual,
+#: see _CERTIFY_MAX) is taken; QR, backward stable, is last.
 SMALL_PATHS = ("gram", "qr")
 LARGE_PATHS = ("lowrank", "pcg", "cholesky32", "cholesky", "qr")
 
@@ -526,24 +553,39 @@ def _solve_active(D: _Data, S, a, c, cond, stats=None):
     that condition are skipped.  Returns ``(v, u, path)``, ``u = K_c[:, S] alpha_S`` when the path computed it
     (else None)."""
     paths = SMALL_PATHS if S.shape[0] <= QR_MAX_M else LARGE_PATHS
+    est = {}
+
+    def lam():                                            # ||M||, estimated once per iteration when needed
+        if "lam" not in est:
+            est["lam"] = _lam_max(D, S, a, c)
+        return est["lam"]
+
+    def certified(res):
+        if res <= _CERTIFY:
+            return True
+        return res <= _CERTIFY_MAX and res <= 64.0 * _U * lam()
+
+    kap = cond * cond                                     # bound on cond(M) = ||M|| (M >= I); can be m times too big
+    if S.shape[0] > QR_MAX_M and kap * _U32 > 0.05:
+        kap = min(kap, lam())
     for path in paths:
         v, res, u = None, np.inf, None
-        if path == "gram" and cond * cond * _U <= 1e-6:
+        if path == "gram" and kap * _U <= 1e-6:
             v, res, u = _solve_gram(D, S, a, c)
         elif path == "lowrank":
             if D.lowrank is None:
                 D.lowrank = _lowrank_factor(D) or False
             if D.lowrank:                                 # K of low numerical rank: O(m r^2) preconditioner
                 v, res = _solve_lowrank(D, S, a, c)
-        elif path == "pcg" and cond * cond * _U32 <= 0.05:
+        elif path == "pcg" and kap * _U32 <= 0.05:
             v, res, u = _solve_mixed_pcg(D, S, a, c, stats)
-        elif path == "cholesky32" and cond * cond * _U32 <= 0.05:
+        elif path == "cholesky32" and kap * _U32 <= 0.05:
             v, res = _solve_cholesky(D, S, a, c, np.float32)    # float32 factor refined in float64
         elif path == "cholesky":
             v, res = _solve_cholesky(D, S, a, c)
         elif path == "qr":
             return _solve_qr(D, S, a, c), None, "qr"
-        if v is not None and res <= _CERTIFY:
+        if v is not None and certified(res):
             return v, u, path
     return _solve_qr(D, S, a, c), None, "qr"
 
