@@ -198,6 +198,29 @@ def test_default_paths_at_n_300_equal_qr_path(monkeypatch):
         assert rel(a2, a1) < TOL["paths"] and abs(b2 - b1) < TOL["paths"] * max(1.0, abs(b1))
 
 
+@pytest.mark.parametrize("C", [10.0, 30.0])
+def test_ill_conditioned_large_sets_equal_qr_path(C, monkeypatch):
+    """At larger C (||M|| of 1e5 to 1e7) the float64 residual cannot reach 1e-11 (its rounding is about u ||M||):
+    the iterate is then accepted at 64 u ||M|| (never above 1e-10), or the next path is taken, down to QR.  Every
+    iterate still equals the QR path's to 1e-9, and at C = 10 the CG path is the one taken."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(300, 5))
+    K = rbf_kernel(X, sigma=2.0)
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=300) > 0, 1.0, -1.0)
+    monkeypatch.setattr(isls_mod, "NYSTROM_RANK", 64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = isls_svm(K, y, C, max_iter=12)
+        monkeypatch.setattr(isls_mod, "SMALL_PATHS", ("qr",))
+        monkeypatch.setattr(isls_mod, "LARGE_PATHS", ("qr",))
+        qr = isls_svm(K, y, C, max_iter=12)
+    if C == 10.0:
+        assert res.info["path"][:4] == ["pcg"] * 4
+    assert qr.n_iter == res.n_iter
+    for (a1, b1, _), (a2, b2, _) in zip(qr.history, res.history):
+        assert rel(a2, a1) < TOL["paths"] and abs(b2 - b1) < TOL["paths"] * max(1.0, abs(b1))
+
+
 def test_start_is_the_ls_svm_solution():
     X, K, y = make(seed=4)
     res = isls_svm(K, y, 2.0)
