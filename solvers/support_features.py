@@ -239,10 +239,11 @@ def support_features(X, y, C=1.0, mu=0.0, *, tol=1e-3, max_iter=None, lam0=None,
         Use columns of ``K = X X'`` (the linear kernel on the patterns) for the cheap gradient update at
         ``mu`` near 0 and in the second-order selection; the engine takes them per step only when they touch
         fewer features than the direct update. ``True``: on; ``False``: never. ``"auto"`` (default): on when
-        ``gram`` is given or the cache holds at least a quarter of the ``N`` columns
-        (:data:`AUTO_CACHE_FRACTION`; ``N <= 10240`` at 200 MB), off otherwise: a column costs a pass over
-        ``X`` and with few slots the evictions can cost more than the cheap update saves (measured in
-        ``docs/support_features_notes.md`` §7; at large ``n`` the cache still pays, so try ``True``).
+        ``gram`` is given or the cache holds at least 3/8 of the ``N`` columns (:data:`AUTO_CACHE_FRACTION`;
+        ``N <= 8360`` at 200 MB), off otherwise: a column costs a pass over ``X``, and whether the columns
+        are reused enough to pay for it depends on the problem (measured in ``docs/support_features_notes.md``
+        §7: with ``n >= 30`` features ``True`` was faster at every N tried, up to 2.7x; with ``n <= 10``
+        slower, even with every column cached).
     cache_size : float > 0
         Megabytes for the columns of ``K = X X'``, computed on demand through the kernel seam
         (``RawKernel(X, "linear", cache_size=...)`` of :mod:`svmref.solvers._qmatrix`, least recently used
@@ -297,8 +298,9 @@ def support_features(X, y, C=1.0, mu=0.0, *, tol=1e-3, max_iter=None, lam0=None,
                     "min_unshrunk": int(min_rows)})
 
 
-#: ``use_gram="auto"`` uses the column cache when it holds at least this fraction of the ``N`` columns.
-AUTO_CACHE_FRACTION = 0.25
+#: ``use_gram="auto"`` uses the column cache when it holds at least this fraction of the ``N`` columns
+#: (at the default 200 MB: N <= 8360, about where the former dense 512 MiB Gram stopped, N <= 8192).
+AUTO_CACHE_FRACTION = 0.375
 
 _NO_GRAM = []
 
