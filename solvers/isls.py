@@ -409,7 +409,7 @@ def _nystrom(D: _Data, S, a):
     nz = int(np.count_nonzero(tau))
     r = min(NYSTROM_RANK, nz)
     if r == 0:
-        D.F0 = np.zeros((N, 0))
+        D.F0 = np.zeros((N, 0), dtype=np.float32)
         return
     J = np.sort(np.random.default_rng(0).choice(N, size=r, replace=False, p=tau / float(np.sum(tau))))
     Y1 = K32[:, J] - D.kmean32[J][None, :]                                # K_c[:, J]
@@ -422,9 +422,9 @@ def _nystrom(D: _Data, S, a):
             break
         nu *= 10.0
     else:  # pragma: no cover - W + nu I with nu ~ max(diag W) is positive definite
-        D.F0 = np.zeros((N, 0))
+        D.F0 = np.zeros((N, 0), dtype=np.float32)
         return
-    D.F0 = blas.dtrsm(1.0, R, Y, side=1, lower=0)                        # Y R^-1
+    D.F0 = blas.dtrsm(1.0, R, Y, side=1, lower=0).astype(np.float32)     # Y R^-1 (a preconditioner: float32)
 
 
 def _op32(D: _Data, S, a, c):
@@ -443,13 +443,24 @@ def _op32(D: _Data, S, a, c):
             u = KS @ z
             u -= km32 @ z
             return p + ca32 * (u @ KS)
+    elif m == N:                                          # S = everything: no scatter, no gather
+
+        def op32(p):
+            z = a32 * p
+            u = K32.T @ z                                   # K symmetric: the transposed gemv is the faster one
+            u -= km32 @ z
+            w = K32.T @ u
+            w *= ca32
+            w += p
+            return w
     else:
         zz = np.zeros(N, dtype=np.float32)
 
         def op32(p):
-            zz[S] = a32 * p
-            u = K32.T @ zz                                  # K symmetric: the transposed gemv is the faster one
-            u -= km32 @ zz[S]
+            z = a32 * p
+            zz[S] = z
+            u = K32.T @ zz
+            u -= km32 @ z
             return p + ca32 * (K32.T @ u)[S]
     return op32
 
@@ -486,13 +497,13 @@ def _solve_mixed_pcg(D: _Data, S, a, c, stats=None):
     m = S.shape[0]
     if D.F0 is None:
         _nystrom(D, S, a)
-    F = (np.sqrt(c) * a)[:, None] * D.F0[S]
-    T = F.T @ F
+    F32 = D.F0[S] if m < D.N else D.F0.copy()
+    F32 *= (np.sqrt(c) * a).astype(np.float32)[:, None]
+    T = (F32.T @ F32).astype(np.float64)
     T[np.diag_indices_from(T)] += 1.0
     U, info = lapack.dpotrf(T, lower=0)
     if info != 0:
         return None, np.inf, None
-    F32 = F.astype(np.float32)
 
     def prec(r):
         return r - F32 @ lapack.dpotrs(U, F32.T @ r, lower=0)[0].astype(np.float32)
