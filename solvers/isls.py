@@ -484,15 +484,17 @@ def _solve_mixed_pcg(D: _Data, S, a, c, stats=None):
     r"""(N) by iterative refinement in float64 around preconditioned CG in float32.
 
     Outer (float64, exact): ``v <- v + d``, ``r = c A_c'y_c - v - c A_c'(A_c v)`` by two passes over K; stop when
-    ``||r|| <= 1e-11 max(1, ||v||)`` (this certifies ``v``: ``M >= I``), give up when ``||r||`` stops halving.
+    ``||r|| <= cert max(1, ||v||)`` (this certifies ``v``: ``M >= I``), ``cert = 1e-11``, or the residual's rounding
+    floor ``64 u ||M||`` (``||M|| >= lambda_max(I + F'F)``, by power steps on that r x r matrix) up to 1e-10; give up
+    when ``||r||`` stops halving.
     Inner (float32): CG on ``M d = r`` with ``M`` applied through the float32 copy of K, to a relative residual
     of ``_INNER_TOL``, preconditioned by ``P = I + F F'``, ``F = sqrt(c) diag(a) F0_S`` (the Nystrom factor of
     :func:`_nystrom`), inverted by Woodbury: ``P^-1 r = r - F (I_r + F'F)^-1 F'r``, O(m r) per step after an
     O(m r^2) set-up.  A float32 operator is accurate to about ``cond(M) u_32``, so each outer step gains that
     many digits and three or four outer steps certify the iterate; each CG step costs two passes over a
     half-size copy of K (kept in cache), a tenth of an exact step.
-    Returns ``(v, rel_residual, u)`` with ``u = K_c[:, S] alpha_S`` (the centred fit, for ``xi``) at the last
-    iterate, certified or not (:func:`_solve_active` decides), or ``(None, inf, None)``.
+    Returns ``(v, rel_residual, u, cert)`` with ``u = K_c[:, S] alpha_S`` (the centred fit, for ``xi``) at the last
+    iterate, certified or not (:func:`_solve_active` decides), or ``(None, inf, None, 0)``.
     """
     m = S.shape[0]
     if D.F0 is None:
@@ -503,12 +505,23 @@ def _solve_mixed_pcg(D: _Data, S, a, c, stats=None):
     T[np.diag_indices_from(T)] += 1.0
     U, info = lapack.dpotrf(T, lower=0)
     if info != 0:
-        return None, np.inf, None
+        return None, np.inf, None, 0.0
 
     def prec(r):
         return r - F32 @ lapack.dpotrs(U, F32.T @ r, lower=0)[0].astype(np.float32)
 
     op32 = _op32(D, S, a, c)
+    # ||M|| >= lambda_max(T) (the Nystrom part is below K_c'K_c): a lower estimate by power steps on the r x r matrix T,
+    # for the certificate at the residual's rounding floor (module constant _CERTIFY_MAX)
+    z = np.full(T.shape[0], 1.0 / np.sqrt(max(T.shape[0], 1)))
+    lam = 1.0
+    for _ in range(30):
+        w = T @ z
+        lam = float(np.linalg.norm(w))
+        if not lam > 0.0:
+            break
+        z = w / lam
+    cert = min(_CERTIFY_MAX, max(_CERTIFY, 64.0 * _U * 0.9 * lam))
 
     g = c * a * D.Kyc[S]                                  # c A_c' y_c
     v = np.zeros(m)
@@ -543,12 +556,12 @@ def _solve_mixed_pcg(D: _Data, S, a, c, stats=None):
         u = D.fit_c(S, a * v)                             # exact residual (float64, two passes over K)
         r = g - v - c * a * D.kct_c(S, u)
         res = float(np.linalg.norm(r)) / max(1.0, float(np.linalg.norm(v)))
-        if res <= _CERTIFY or not (np.isfinite(res) and res < 0.5 * prev):
+        if res <= cert or not (np.isfinite(res) and res < 0.5 * prev):
             break
         prev = res
     if stats is not None:
         stats.setdefault("cg_steps", []).append((n_outer, n_inner))
-    return v, res, u
+    return v, res, u, cert
 
 
 #: The solvers tried, in order, for an active set of size m <= QR_MAX_M and for a larger one; the first whose
@@ -589,7 +602,9 @@ def _solve_active(D: _Data, S, a, c, cond, stats=None):
             if D.lowrank:                                 # K of low numerical rank: O(m r^2) preconditioner
                 v, res = _solve_lowrank(D, S, a, c)
         elif path == "pcg" and kap * _U32 <= 0.05:
-            v, res, u = _solve_mixed_pcg(D, S, a, c, stats)
+            v, res, u, cert = _solve_mixed_pcg(D, S, a, c, stats)
+            if v is not None and res <= cert:             # certified against its own lower estimate of ||M||
+                return v, u, path
         elif path == "cholesky32" and kap * _U32 <= 0.05:
             v, res = _solve_cholesky(D, S, a, c, np.float32)    # float32 factor refined in float64
         elif path == "cholesky":
