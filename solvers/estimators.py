@@ -977,6 +977,9 @@ class SupportFeaturesClassifier(_Classifier):
         Stopping tolerance on the KKT gap of the dual (10).
     max_iter : int >= 1 or None, default=None
         Pair steps; None: the solver's default (``max(10**6, 100 N)``).
+    cache_size : float > 0, default=200.0
+        Megabytes for the cached columns of ``X X'`` that the second-order working set and the gradient update
+        read (the kernel seam's LRU cache, as ``SVC(cache_size=200)``); a tiny cache is slower, never wrong.
     {shape_param}
 
     Attributes
@@ -1011,20 +1014,22 @@ class SupportFeaturesClassifier(_Classifier):
         "mu": ("a float in [0, 1)", lambda v: _is_real(v) and 0 <= v < 1),
         "tol": _POSITIVE,
         "max_iter": _INT_GE1_OR_NONE,
+        "cache_size": _POSITIVE,
         **_SHAPE_CONSTRAINT,
     }
 
-    def __init__(self, C=1.0, mu=0.0, *, tol=1e-3, max_iter=None, decision_function_shape="ovr"):
+    def __init__(self, C=1.0, mu=0.0, *, tol=1e-3, max_iter=None, cache_size=200.0, decision_function_shape="ovr"):
         self.C = C
         self.mu = mu
         self.tol = tol
         self.max_iter = max_iter
+        self.cache_size = cache_size
         self.decision_function_shape = decision_function_shape
 
     def _fit_binary(self, X, ys):
         from svmref.solvers.support_features import support_features
 
-        res = support_features(X, ys, self.C, self.mu, tol=self.tol, max_iter=self.max_iter)
+        res = support_features(X, ys, self.C, self.mu, tol=self.tol, max_iter=self.max_iter, cache_size=self.cache_size)
         self.coef_ = np.asarray(res.a, dtype=float)
         self.intercept_ = float(res.b)
         self.alpha_ = res.lam

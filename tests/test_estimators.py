@@ -292,7 +292,8 @@ def test_standardized_targets_make_the_model_unit_free(name):
                                         (E.L1SVC(decision_function_shape="ovx"), "'decision_function_shape'"),
                                         (E.RLSClassifier(gamma=np.inf), "'gamma'"),
                                         (E.ISLSSVR(standardize_y="yes"), "'standardize_y'"),
-                                        (E.SupportFeaturesClassifier(mu=1.0), "'mu'"), (E.LSSVC(solver="qr"), "'solver'")])
+                                        (E.SupportFeaturesClassifier(mu=1.0), "'mu'"), (E.LSSVC(solver="qr"), "'solver'"),
+                                        (E.SupportFeaturesClassifier(cache_size=0.0), "'cache_size'")])
 def test_bad_parameters_are_named(est, match):
     with pytest.raises(E.InvalidParameterError, match=match):
         est.fit(X, Y if is_classifier(est) else X[:, 0])
@@ -321,3 +322,17 @@ def test_docstrings_are_numpydoc_with_paper_and_example(name):
         assert section in doc, (name, section)
     assert "eq." in doc and any(paper in doc for paper in ("000", "001", "003", "004"))
     assert not re.search(r"\{[a-z_]+\}", doc), "unsubstituted template field"
+
+
+def test_support_features_classifier_cache_size_changes_speed_not_answer():
+    """The estimator passes cache_size to the generalised SMO: a 2-column cache (too small to be used: the engine
+    then updates without X X' columns) gives the same model as 200 MB (which holds every column)."""
+    rng = np.random.default_rng(3)
+    Xs = rng.standard_normal((300, 20))
+    ys = np.where(Xs[:, 0] + 0.5 * Xs[:, 1] + 0.3 * rng.standard_normal(300) > 0, 1, -1)
+    big = E.SupportFeaturesClassifier(C=1.0, mu=0.3, tol=1e-8).fit(Xs, ys)
+    tiny = E.SupportFeaturesClassifier(C=1.0, mu=0.3, tol=1e-8, cache_size=1e-4).fit(Xs, ys)
+    assert big.status_ == "optimal" and tiny.status_ == "optimal"
+    assert big.result_.info["cache"]["slots"] == 300 and tiny.result_.info["cache"] is None
+    np.testing.assert_allclose(tiny.coef_, big.coef_, atol=1e-6 * max(1.0, np.abs(big.coef_).max()))
+    np.testing.assert_array_equal(tiny.predict(Xs), big.predict(Xs))
