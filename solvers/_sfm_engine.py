@@ -303,13 +303,13 @@ def _pick(X, y, lam, F, C, w, mu, use_gram, Q, diag, act, inact, wss, rows, n_ro
 
 @njit(cache=True)
 def _shrink(y, lam, F, C, rows, n_rows):
-    """LIBSVM-style shrinking: drop patterns at a bound that cannot join a violating pair now.
+    """LIBSVM-style shrinking (``be_shrunk``): drop patterns at a bound that cannot join a violating pair now.
 
     A pattern in ``I_up`` only (``lam = 0, y = +1`` or ``lam = C, y = -1``) can only be ``i``; it violates
     with some ``j`` only if ``y_t - F_t > M = min_{I_low}``, so it is dropped when ``y_t - F_t < M``;
-    symmetrically a pattern in ``I_low`` only is dropped when ``y_t - F_t > m = max_{I_up}``. Returns the
-    new count; ``rows[:count]`` are the kept patterns. Shrunk patterns' ``F`` is not updated until the
-    next full refresh (which un-shrinks everything and re-checks the stopping rule on all patterns).
+    symmetrically a pattern in ``I_low`` only is dropped when ``y_t - F_t > m = max_{I_up}`` (``m``, ``M`` over
+    ``rows[:n_rows]``). Returns ``(count, m - M)``; ``rows[:count]`` are the kept patterns. A shrunk pattern's
+    ``F`` is not updated until it is judged again by :func:`_rejudge`.
     """
     m = -np.inf
     M = np.inf
@@ -329,7 +329,23 @@ def _shrink(y, lam, F, C, rows, n_rows):
             continue
         rows[k] = t
         k += 1
-    return k
+    return k, m - M
+
+
+@njit(cache=True)
+def _rejudge(X, y, lam, mu, w, F, C, rows, shrinking):
+    """Judge every pattern on exact numbers: ``w`` and ``F`` recomputed on all patterns (:func:`_refresh`),
+    every pattern un-shrunk and, with ``shrinking``, the working set re-derived by :func:`_shrink` on the
+    exact ``F`` with ``m``, ``M`` over all patterns, so that a shrunk pattern which violates now comes back.
+    Returns ``(n_rows, gap)``, ``gap`` the KKT gap ``m - M`` over all patterns (``-inf`` if a set is empty)."""
+    N = X.shape[0]
+    _refresh(X, y, lam, mu, w, F)
+    for q in range(N):
+        rows[q] = q
+    if shrinking:
+        return _shrink(y, lam, F, C, rows, N)
+    i, j, gap = _select(y, lam, F, C, rows, N)
+    return N, gap
 
 
 @njit(cache=True)
@@ -378,52 +394,48 @@ def _smo(X, XT, y, C, mu, tol, max_iter, lam, w, F, use_gram, Q, diag, wss, refr
     n_rows = N
     shrink_every = min(N, 1000)
     since_shrink = 0
-    unshrunk_once = False
+    # Shrunk patterns are judged again (exact F on all patterns, working set re-derived: _rejudge) whenever
+    # the gap over the unshrunk ones has fallen by 10x since the last judgement of all patterns. LIBSVM
+    # does this once, at 10 tol; once is not enough when the subproblem is slow to solve (see
+    # docs/generalised_smo.md, "Shrinking").
+    check_at = np.inf
     min_rows = N
     while True:
         i, j, gap = _pick(X, y, lam, F, C, w, mu, use_gram, Q, diag, act, inact, wss, rows, n_rows)
-        if i < 0 or j < 0 or gap <= tol:
-            # confirm on exact w and F, on all patterns (un-shrink), before stopping
-            _refresh(X, y, lam, mu, w, F)
+        if i < 0 or j < 0 or gap <= tol or (n_rows < N and gap <= check_at):
+            # the stopping rule is checked on exact w and F over all patterns, and so is a shrunk gap
+            # that fell by 10x: un-shrink and re-derive the working set
+            n_rows, gap = _rejudge(X, y, lam, mu, w, F, C, rows, shrinking)
             n_refresh += 1
             since = 0
             since_shrink = 0
-            for q in range(N):
-                rows[q] = q
-            n_rows = N
-            i, j, gap = _pick(X, y, lam, F, C, w, mu, use_gram, Q, diag, act, inact, wss, rows, n_rows)
-            if i < 0 or j < 0 or gap <= tol:
+            min_rows = min(min_rows, n_rows)
+            if gap <= tol:
                 code = 0
                 break
-        elif n_rows < N and not unshrunk_once and gap <= 10.0 * tol:
-            # as LIBSVM: un-shrink once when close, so that a wrongly shrunk pattern is caught early
-            unshrunk_once = True
-            _refresh(X, y, lam, mu, w, F)
-            n_refresh += 1
-            since = 0
-            since_shrink = 0
-            for q in range(N):
-                rows[q] = q
-            n_rows = N
+            check_at = gap / 10.0
             continue
         if it >= max_iter:
             # report the gap over all patterns, on exact w and F
-            _refresh(X, y, lam, mu, w, F)
+            n_rows, gap = _rejudge(X, y, lam, mu, w, F, C, rows, False)
             n_refresh += 1
-            for q in range(N):
-                rows[q] = q
-            n_rows = N
-            i, j, gap = _pick(X, y, lam, F, C, w, mu, use_gram, Q, diag, act, inact, wss, rows, n_rows)
-            if i < 0 or j < 0 or gap <= tol:
+            if gap <= tol:
                 code = 0
             break
         if since >= refresh_every:
-            _refresh(X, y, lam, mu, w, F)
+            # exact w and F against rounding drift, on all patterns: judge the shrunk ones too
+            n_rows, g = _rejudge(X, y, lam, mu, w, F, C, rows, shrinking)
             n_refresh += 1
             since = 0
+            since_shrink = 0
+            min_rows = min(min_rows, n_rows)
+            check_at = g / 10.0
             continue
         if shrinking and since_shrink >= shrink_every:
-            n_rows = _shrink(y, lam, F, C, rows, n_rows)
+            was_all = n_rows == N
+            n_rows, g = _shrink(y, lam, F, C, rows, n_rows)
+            if was_all:
+                check_at = g / 10.0
             min_rows = min(min_rows, n_rows)
             since_shrink = 0
             continue
@@ -438,15 +450,17 @@ def _smo(X, XT, y, C, mu, tol, max_iter, lam, w, F, use_gram, Q, diag, wss, refr
             u[k] = X[i, k] - X[j, k]
         t = _line_search(w, u, mu, y[i], y[j], tmax, bp, ds)
         if t <= 0.0:
-            # no progress possible at working precision: refresh and re-check once
-            _refresh(X, y, lam, mu, w, F)
+            # no progress possible at working precision: exact w and F, all patterns, and re-check once
+            n_rows, g = _rejudge(X, y, lam, mu, w, F, C, rows, False)
             n_refresh += 1
             since = 0
+            since_shrink = 0
             i2, j2, gap2 = _pick(X, y, lam, F, C, w, mu, use_gram, Q, diag, act, inact, wss, rows, n_rows)
             if i2 == i and j2 == j:
                 gap = gap2
                 code = 2
                 break
+            check_at = g / 10.0
             continue
         li = lam[i] + y[i] * t
         lj = lam[j] - y[j] * t
