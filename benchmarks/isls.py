@@ -2,6 +2,7 @@
 
     python benchmarks/isls.py                      # N = 2000, RBF blobs in d = 10 and Ripley-like 2-D data
     python benchmarks/isls.py --n 1000 --repeat 3
+    python benchmarks/isls.py --baseline 48b7e0b   # also time solvers/isls.py as of that commit, same runs
 
 Issue 13's target: one ``isls_svm`` fit (LS-SVM start + every iteration) <= 3 x one ``linear.ls_svm`` on the
 same K, at N = 2000 on Gaussian blobs in d = 10 with an RBF kernel.  Each timing is the median of ``--repeat``
@@ -11,15 +12,21 @@ with K given, exactly the call ISLS makes for its start (same checks, same float
 includes forming K.  The printout also gives the iteration count, the active-set sizes, which path solved each
 iteration (``info["path"]``) and, for the mixed-precision CG, the (outer float64, inner float32) step counts, so
 a ratio can be read against the work done.  Process CPU time is printed too: on a shared machine it moves far
-less than wall-clock time.
+less than wall-clock time.  ``--baseline REV`` loads ``solvers/isls.py`` from git revision REV (``git show``) and
+times it in the same interleaved runs, so a before/after comparison shares one anchor and one load.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
+import subprocess
+import sys
 import time
+import types
 import warnings
+from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -45,17 +52,35 @@ def ripley_like(N, seed=0):
     return X, np.r_[-np.ones(h), np.ones(N - h)]
 
 
-def interleaved(f, g, repeat):
-    """Medians of wall-clock and of process CPU time for f and g, run alternately."""
-    tf, tg, cf, cg = [], [], [], []
+def interleaved(fns, repeat):
+    """Medians of wall-clock and of process CPU time for each function of ``fns``, run in turn ``repeat`` times."""
+    wall = [[] for _ in fns]
+    cpu = [[] for _ in fns]
     for _ in range(repeat):
-        for fn, tw, tc in ((f, tf, cf), (g, tg, cg)):
+        for fn, tw, tc in zip(fns, wall, cpu):
             t0, c0 = time.perf_counter(), time.process_time()
             fn()
             tw.append(time.perf_counter() - t0)
             tc.append(time.process_time() - c0)
     med = statistics.median
-    return med(tf), med(tg), med(cf), med(cg)
+    return [med(t) for t in wall], [med(t) for t in cpu]
+
+
+def load_baseline(rev):
+    """``solvers/isls.py`` as of git revision ``rev``, imported as a module (its relative imports made absolute)."""
+    root = Path(__file__).resolve().parents[1]
+    try:
+        src = subprocess.run(["git", "show", f"{rev}:solvers/isls.py"], cwd=root, capture_output=True, text=True,
+                             check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise SystemExit(f"--baseline {rev}: cannot read solvers/isls.py at that revision ({exc})") from None
+    src = re.sub(r"^from \.(\w+) import", r"from svmref.solvers.\1 import", src, flags=re.M)
+    name = f"_isls_baseline_{re.sub(r'[^0-9A-Za-z]', '_', rev)}"
+    module = types.ModuleType(name)
+    module.__file__ = f"{rev}:solvers/isls.py"
+    sys.modules[name] = module                  # dataclasses look their module up
+    exec(compile(src, module.__file__, "exec"), module.__dict__)
+    return module
 
 
 def main(argv=None):
@@ -64,7 +89,9 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--C", type=float, default=1.0)
+    ap.add_argument("--baseline", metavar="REV", help="also time solvers/isls.py of this git revision, same runs")
     a = ap.parse_args(argv)
+    base = load_baseline(a.baseline) if a.baseline else None
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"N = {a.n}, C = {a.C:g}, BLAS threads = {a.threads}, median of {a.repeat} interleaved runs, "
           f"load average at start {load:.2f}\n")
@@ -74,13 +101,16 @@ def main(argv=None):
             K = rbf_kernel(X, sigma=sigma)
             out = {}
 
-            def run_isls():
+            def run_isls(fit=isls_svm, key="r"):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    out["r"] = isls_svm(K, y, a.C)
+                    out[key] = fit(K, y, a.C)
 
             ls_svm(K, y, a.C)                           # warm-up (numba caches, BLAS)
-            t, t0, c, c0 = interleaved(run_isls, lambda: ls_svm(K, y, a.C), a.repeat)
+            fns = [run_isls, lambda: ls_svm(K, y, a.C)]
+            if base is not None:
+                fns.append(lambda: run_isls(base.isls_svm, "base"))
+            (t, t0, *tb), (c, c0, *cb) = interleaved(fns, a.repeat)
             r = out["r"]
             ratio = t / t0
             print(f"{name:34s} wall: isls {t:8.4f} s / ls_svm {t0:8.4f} s = {ratio:6.2f}   "
@@ -89,7 +119,11 @@ def main(argv=None):
                   "(CPU time: steadier than wall time on a loaded machine)")
             print(f"    {r.n_iter} iterations, {r.n_sv} SVs, status {r.status}; active sets {r.info['n_active']}")
             print(f"    paths {r.info['path']}")
-            print(f"    CG steps (outer, inner) {r.info['cg_steps']}\n")
+            print(f"    CG steps (outer, inner) {r.info.get('cg_steps')}")
+            if base is not None:
+                print(f"    baseline {a.baseline}: wall {tb[0] / t0:6.2f} x ls_svm, CPU {cb[0] / c0:6.2f} x ls_svm; "
+                      f"{out['base'].n_iter} iterations")
+            print()
 
 
 if __name__ == "__main__":
