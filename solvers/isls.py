@@ -24,7 +24,8 @@ a ridge regression with an unpenalised intercept.  Eliminating ``b`` (``b = mean
     (I + c A_c'A_c) v = c A_c' y_c,        alpha_S = a_S * v,        beta = C xi.            (N)
 
 ``M = I + c A_c'A_c`` has every eigenvalue >= 1, so ``||v - v_computed|| <= ||residual of (N)||``: the
-residual, computed in float64 with the exact K, certifies the iterate (accepted at ``1e-11 max(1, ||v||)``).  Paths
+residual, computed in float64 with the exact K, certifies the iterate (accepted at ``1e-11 max(1, ||v||)``, or at
+that residual's own rounding floor ``64 u ||M||`` when this is larger, never above ``1e-10``).  Paths
 (:data:`SMALL_PATHS`, :data:`LARGE_PATHS`; the first that certifies its iterate is taken):
 
 * ``m <= QR_MAX_M``: ``"gram"``, the Cholesky factor of ``M`` formed from ``A_c`` (BLAS ``syrk``, O(N m^2)) with
@@ -394,7 +395,7 @@ def _solve_lowrank(D: _Data, S, a, c):
 def _nystrom(D: _Data, S, a):
     r"""``F0`` (N x r) with ``G = K_c'K_c ~ F0 F0'``: the Nystrom approximation of G from r of its columns.
 
-    ``J``: ``r = min(NYSTROM_RANK, m)`` columns sampled without replacement with probability proportional to
+    ``J``: ``r = min(NYSTROM_RANK, #{tau_i > 0})`` columns sampled without replacement with probability proportional to
     ``tau_i = a_i^2 ||K_c e_i||^2`` (the diagonal of ``diag(a) G diag(a)``, the matrix the preconditioner serves),
     with a fixed seed, so a fit is deterministic.  ``G[:, J] = K_c'K_c[:, J] = K K_c[:, J]`` (the columns of
     ``K_c[:, J]`` are centred) costs one float32 product (``2 N^2 r`` flops; ``r/N`` of a Gram matrix), and
@@ -737,7 +738,9 @@ def isls_svm(K, y, C, *, task: str = "classification", tol: float = 1e-4, max_it
     ISLSResult
         ``alpha, b`` in 004's convention ``f(x) = sum_i alpha_i k(x_i, x) + b`` for both tasks;
         ``objective`` = the dual of (3) at the last weights in minimisation sign, ``-(optimal value of (3))``;
-        ``history``, ``support_``, ``decision_function``.
+        ``history``, ``support_``, ``decision_function``; ``info["path"]`` names the solver of each iteration
+        (module docstring), ``info["n_active"]`` the active-set sizes, ``info["cg_steps"]`` the (outer float64,
+        inner float32) step counts of the mixed-precision CG iterations.
 
     Raises
     ------
