@@ -22,8 +22,10 @@ sign ``delta_a_k = t u_k / (2(1-mu))`` exactly, so ``X delta_a = t/(2(1-mu)) (K_
 sum_{k not in S} x_:k (delta_a_k - t u_k/(2(1-mu)))`` with ``K = X X'``. We take whichever of this form
 and the direct ``sum_{k: delta_a_k != 0} x_:k delta_a_k`` touches fewer features: ``O(N min(|D|, n - |S|))``
 per step, ``O(N)`` at ``mu = 0`` (plain SMO) and ``O(N |active|)`` at large ``mu``. LIBSVM-style shrinking
-(:func:`_shrink`) restricts ``N`` to the patterns that can still violate the KKT conditions; the stopping
-rule is always re-checked on all patterns with ``w`` and ``F`` recomputed from scratch.
+(:func:`_shrink`) restricts ``N`` to the patterns that can still violate the KKT conditions; shrunk patterns
+are judged again on exact ``w`` and ``F`` (:func:`_rejudge`) each time the active gap falls 10x, at every
+periodic refresh and at the stopping rule, which is always checked on all patterns (LIBSVM looks again only
+once, at ``10 tol``: too rarely when the subproblem is slow; ``docs/generalised_smo.md`` §5).
 
 What this engine shares with the box-dual SMO (:mod:`svmref.solvers._smo_kernel`; issue 12):
 
