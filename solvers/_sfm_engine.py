@@ -457,6 +457,10 @@ def _smo(X, XT, y, C, mu, tol, max_iter, lam, w, F, use_gram, Q, diag, wss, refr
             n_refresh += 1
             since = 0
             since_shrink = 0
+            if g <= tol:  # the exact gap says converged (the incremental F had drifted): not a stall
+                gap = g
+                code = 0
+                break
             i2, j2, gap2 = _pick(X, y, lam, F, C, w, mu, use_gram, Q, diag, act, inact, wss, rows, n_rows)
             if i2 == i and j2 == j:
                 gap = gap2
