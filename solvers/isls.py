@@ -24,8 +24,10 @@ a ridge regression with an unpenalised intercept.  Eliminating ``b`` (``b = mean
     (I + c A_c'A_c) v = c A_c' y_c,        alpha_S = a_S * v,        beta = C xi.            (N)
 
 ``M = I + c A_c'A_c`` has every eigenvalue >= 1, so ``||v - v_computed|| <= ||residual of (N)||``: the
-residual, computed in float64 with the exact K, certifies the iterate (accepted at ``1e-11 max(1, ||v||)``, or at
-that residual's own rounding floor ``64 u ||M||`` when this is larger, never above ``1e-10``).  Paths
+residual, computed in float64 with the exact K, certifies the iterate: accepted at ``1e-11 max(1, ||v||)``, or when
+its normwise backward error ``||r|| / (||M|| ||v|| + ||g||)`` is at most ``8 u`` (the float64 residual cannot go below
+about ``u ||M|| ||v||``; an iterate with that backward error is as good as a backward-stable QR solve, and its relative
+forward error is at most ``2 cond(M) 8 u``, ``cond(M) <= ||M||``).  Paths
 (:data:`SMALL_PATHS`, :data:`LARGE_PATHS`; the first that certifies its iterate is taken):
 
 * ``m <= QR_MAX_M``: ``"gram"``, the Cholesky factor of ``M`` formed from ``A_c`` (BLAS ``syrk``, O(N m^2)) with
@@ -74,9 +76,11 @@ _U32 = float(np.finfo(np.float32).eps) / 2.0
 QR_MAX_M = 256
 #: An iterate is accepted when ||residual of (N)|| <= this x max(1, ||v||) (the residual bounds the error: M >= I) ...
 _CERTIFY = 1e-11
-#: ... or, when the float64 residual itself cannot be computed that accurately (its rounding error is about
-#: u ||M|| ||v||), when it is below 64 u ||M|| (||M|| estimated by power iteration), but never above this.
-_CERTIFY_MAX = 1e-10
+#: ... or when its normwise backward error ``||r|| / (||M|| ||v|| + ||g||)`` (Rigal-Gaches; the test of LAPACK's
+#: iterative refinement, xPORFS) is at most this (``||M||`` a lower estimate, so the ratio is not understated): ``v``
+#: then solves ``(M + dM) v = g + dg`` with ``||dM|| <= _BERR ||M||``, ``||dg|| <= _BERR ||g||``, as good as a
+#: backward-stable (QR) solve, and ``||v - v*|| / ||v|| <= 2 cond(M) _BERR`` (``cond(M) <= ||M||``: ``M >= I``).
+_BERR = 8.0 * _U
 #: Columns of K_c'K_c sampled for the Nystrom preconditioner of the large systems (once per fit).
 NYSTROM_RANK = 128
 #: Relative residual asked of each float32 inner solve of the mixed-precision CG.
@@ -266,7 +270,7 @@ def _gram_M(D: _Data, S, a, c, dtype):
     """
     N, m = D.N, S.shape[0]
     syrk = blas.ssyrk if dtype == np.float32 else blas.dsyrk
-    if 2 * m > N:
+    if 2 * m > N or dtype in D.gram:                                  # once formed, reused for every later set
         G = D.gram.get(dtype)
         if G is None:
             Kc = (D.K - D.kmean[None, :]).astype(dtype, copy=False)   # K_c = P_c K (K symmetric: K_c' = K P_c)
@@ -485,8 +489,8 @@ def _solve_mixed_pcg(D: _Data, S, a, c, stats=None):
     r"""(N) by iterative refinement in float64 around preconditioned CG in float32.
 
     Outer (float64, exact): ``v <- v + d``, ``r = c A_c'y_c - v - c A_c'(A_c v)`` by two passes over K; stop when
-    ``||r|| <= cert max(1, ||v||)`` (this certifies ``v``: ``M >= I``), ``cert = 1e-11``, or the residual's rounding
-    floor ``64 u ||M||`` (``||M|| >= lambda_max(I + F'F)``, by power steps on that r x r matrix) up to 1e-10; give up
+    ``||r|| <= 1e-11 max(1, ||v||)`` (this certifies ``v``: ``M >= I``) or the normwise backward error is at most
+    ``_BERR`` (:func:`_certified`; ``||M|| >= lambda_max(I + F'F)``, by power steps on that r x r matrix); give up
     when ``||r||`` stops halving.
     Inner (float32): CG on ``M d = r`` with ``M`` applied through the float32 copy of K, to a relative residual
     of ``_INNER_TOL``, preconditioned by ``P = I + F F'``, ``F = sqrt(c) diag(a) F0_S`` (the Nystrom factor of
@@ -494,8 +498,8 @@ def _solve_mixed_pcg(D: _Data, S, a, c, stats=None):
     O(m r^2) set-up.  A float32 operator is accurate to about ``cond(M) u_32``, so each outer step gains that
     many digits and three or four outer steps certify the iterate; each CG step costs two passes over a
     half-size copy of K (kept in cache), a tenth of an exact step.
-    Returns ``(v, rel_residual, u, cert)`` with ``u = K_c[:, S] alpha_S`` (the centred fit, for ``xi``) at the last
-    iterate, certified or not (:func:`_solve_active` decides), or ``(None, inf, None, 0)``.
+    Returns ``(v, rel_residual, u, certified)`` with ``u = K_c[:, S] alpha_S`` (the centred fit, for ``xi``) at the
+    last iterate, or ``(None, inf, None, False)``.
     """
     m = S.shape[0]
     if D.F0 is None:
@@ -506,14 +510,14 @@ def _solve_mixed_pcg(D: _Data, S, a, c, stats=None):
     T[np.diag_indices_from(T)] += 1.0
     U, info = lapack.dpotrf(T, lower=0)
     if info != 0:
-        return None, np.inf, None, 0.0
+        return None, np.inf, None, False
 
     def prec(r):
         return r - F32 @ lapack.dpotrs(U, F32.T @ r, lower=0)[0].astype(np.float32)
 
     op32 = _op32(D, S, a, c)
     # ||M|| >= lambda_max(T) (the Nystrom part is below K_c'K_c): a lower estimate by power steps on the r x r matrix T,
-    # for the certificate at the residual's rounding floor (module constant _CERTIFY_MAX)
+    # for the backward-error certificate (module constant _BERR)
     z = np.full(T.shape[0], 1.0 / np.sqrt(max(T.shape[0], 1)))
     lam = 1.0
     for _ in range(30):
@@ -522,12 +526,11 @@ def _solve_mixed_pcg(D: _Data, S, a, c, stats=None):
         if not lam > 0.0:
             break
         z = w / lam
-    cert = min(_CERTIFY_MAX, max(_CERTIFY, 64.0 * _U * 0.9 * lam))
-
     g = c * a * D.Kyc[S]                                  # c A_c' y_c
+    gnorm = float(np.linalg.norm(g))
     v = np.zeros(m)
     r = g
-    res, prev = np.inf, np.inf
+    res, prev, ok = np.inf, np.inf, False
     n_outer = n_inner = 0
     for _ in range(12):
         n_outer += 1
@@ -556,20 +559,33 @@ def _solve_mixed_pcg(D: _Data, S, a, c, stats=None):
         v = v + d
         u = D.fit_c(S, a * v)                             # exact residual (float64, two passes over K)
         r = g - v - c * a * D.kct_c(S, u)
-        res = float(np.linalg.norm(r)) / max(1.0, float(np.linalg.norm(v)))
-        if res <= cert or not (np.isfinite(res) and res < 0.5 * prev):
+        nv = float(np.linalg.norm(v))
+        res = float(np.linalg.norm(r)) / max(1.0, nv)
+        ok = _certified(res, nv, 0.9 * lam, gnorm)
+        if ok or not (np.isfinite(res) and res < 0.5 * prev):
             break
         prev = res
     if stats is not None:
         stats.setdefault("cg_steps", []).append((n_outer, n_inner))
-    return v, res, u, cert
+    return v, res, u, ok
 
 
 #: The solvers tried, in order, for an active set of size m <= QR_MAX_M and for a larger one; the first whose
-#: iterate is certified (``||residual of (N)|| <= _CERTIFY max(1, ||v||)``, or the rounding floor of that residual,
-#: see _CERTIFY_MAX) is taken; QR, backward stable, is last.
+#: iterate is certified (:func:`_certified`: ``||residual of (N)|| <= _CERTIFY max(1, ||v||)``, or a normwise backward
+#: error <= _BERR) is taken; QR, backward stable, is last.
 SMALL_PATHS = ("gram", "qr")
 LARGE_PATHS = ("lowrank", "pcg", "cholesky32", "cholesky", "qr")
+
+
+def _certified(res, vnorm, mnorm, gnorm):
+    """The certificate of an iterate ``v`` of (N) from its float64 residual ``r`` (``res = ||r|| / max(1, ||v||)``):
+    ``||r|| <= _CERTIFY max(1, ||v||)`` (then ``||v - v*|| <= ||r||``, as ``M >= I``), or the normwise backward error
+    ``||r|| / (||M|| ||v|| + ||g||) <= _BERR`` with ``mnorm`` a lower estimate of ``||M||`` (module constants)."""
+    if not np.isfinite(res):
+        return False
+    if res <= _CERTIFY:
+        return True
+    return res * max(1.0, vnorm) <= _BERR * (mnorm * vnorm + gnorm)
 
 
 def _solve_active(D: _Data, S, a, c, cond, stats=None):
@@ -585,10 +601,11 @@ def _solve_active(D: _Data, S, a, c, cond, stats=None):
             est["lam"] = _lam_max(D, S, a, c)
         return est["lam"]
 
-    def certified(res):
+    def certified(res, v):
         if res <= _CERTIFY:
             return True
-        return res <= _CERTIFY_MAX and res <= 64.0 * _U * lam()
+        # ||M|| >= the power estimate (padded by 10% in _lam_max, so divided back)
+        return _certified(res, float(np.linalg.norm(v)), lam() / 1.1, float(np.linalg.norm(c * a * D.Kyc[S])))
 
     kap = cond * cond                                     # bound on cond(M) = ||M|| (M >= I); can be m times too big
     if S.shape[0] > QR_MAX_M and kap * _U32 > 0.05:
@@ -603,8 +620,8 @@ def _solve_active(D: _Data, S, a, c, cond, stats=None):
             if D.lowrank:                                 # K of low numerical rank: O(m r^2) preconditioner
                 v, res = _solve_lowrank(D, S, a, c)
         elif path == "pcg" and kap * _U32 <= 0.05:
-            v, res, u, cert = _solve_mixed_pcg(D, S, a, c, stats)
-            if v is not None and res <= cert:             # certified against its own lower estimate of ||M||
+            v, res, u, ok = _solve_mixed_pcg(D, S, a, c, stats)
+            if v is not None and ok:                      # certified against its own lower estimate of ||M||
                 return v, u, path
         elif path == "cholesky32" and kap * _U32 <= 0.05:
             v, res = _solve_cholesky(D, S, a, c, np.float32)    # float32 factor refined in float64
@@ -612,7 +629,7 @@ def _solve_active(D: _Data, S, a, c, cond, stats=None):
             v, res = _solve_cholesky(D, S, a, c)
         elif path == "qr":
             return _solve_qr(D, S, a, c), None, "qr"
-        if v is not None and certified(res):
+        if v is not None and certified(res, v):
             return v, u, path
     return _solve_qr(D, S, a, c), None, "qr"
 
