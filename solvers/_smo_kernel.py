@@ -155,8 +155,14 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
     """
     M = alpha.shape[0]
     member = np.empty(M, dtype=np.int8)
+    # the same membership as additive masks (0 or +-inf), so that the fused pass finds min_{I_up} F and
+    # max_{I_low} F by branch-free min/max reductions, which the compiler vectorises
+    upm = np.empty(M)
+    lom = np.empty(M)
     for t in range(M):
         member[t] = _sets(alpha[t], y[t], lower[t], upper[t])
+        upm[t] = 0.0 if member[t] & 1 else np.inf
+        lom[t] = 0.0 if member[t] & 2 else -np.inf
     active = np.arange(M)
     is_active = np.ones(M, dtype=np.bool_)
     na = M
@@ -299,6 +305,10 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
         alpha[j] = aj_new
         member[i] = _sets(ai_new, yi, lower[i], upper[i])
         member[j] = _sets(aj_new, yj, lower[j], upper[j])
+        upm[i] = 0.0 if member[i] & 1 else np.inf
+        lom[i] = 0.0 if member[i] & 2 else -np.inf
+        upm[j] = 0.0 if member[j] & 1 else np.inf
+        lom[j] = 0.0 if member[j] & 2 else -np.inf
         di = yi * (ai_new - ai_old)
         dj = yj * (aj_new - aj_old)
         if shrinking:  # Gbar follows the variables at a non-zero bound (full columns)
@@ -319,35 +329,39 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
         # the diagonal shift s I of Kt, applied here instead of to a copy of K
         F[i] += shift * di
         F[j] += shift * dj
-        # rank-2 update F += di K_i + dj K_j, fused with steps 1-2 of the next iteration
-        i = -1
-        jmax = -1
+        # rank-2 update F += di K_i + dj K_j, fused with steps 1-2 of the next iteration: the values
+        # min_{I_up} F and max_{I_low} F by masked min/max reductions, then their first index in the active
+        # order (the same i and j as a running strict comparison would give)
         Fmin = np.inf
         Fmax = -np.inf
         if ident and na == M:
             for t in range(M):
                 ft = F[t] + di * Ki[t] + dj * Kj[t]
                 F[t] = ft
-                m = member[t]
-                if (m & 1) and ft < Fmin:
-                    Fmin = ft
-                    i = t
-                if (m & 2) and ft > Fmax:
-                    Fmax = ft
-                    jmax = t
+                Fmin = min(Fmin, ft + upm[t])
+                Fmax = max(Fmax, ft + lom[t])
         else:
             for q in range(na):
                 t = active[q]
                 pt = t if ident else pat[t]
                 ft = F[t] + di * Ki[pt] + dj * Kj[pt]
                 F[t] = ft
-                m = member[t]
-                if (m & 1) and ft < Fmin:
-                    Fmin = ft
+                Fmin = min(Fmin, ft + upm[t])
+                Fmax = max(Fmax, ft + lom[t])
+        i = -1
+        jmax = -1
+        if Fmin < np.inf:
+            for q in range(na):
+                t = active[q]
+                if F[t] + upm[t] == Fmin:
                     i = t
-                if (m & 2) and ft > Fmax:
-                    Fmax = ft
+                    break
+        if Fmax > -np.inf:
+            for q in range(na):
+                t = active[q]
+                if F[t] + lom[t] == Fmax:
                     jmax = t
+                    break
         n_iter += 1
     out[3] = 1.0 if nonconvex else 0.0
     out[4] = min_active
