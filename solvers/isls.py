@@ -172,6 +172,7 @@ class _Data:
         self.lowrank = None                                # (G, Lp) for a K of low numerical rank, False if not
         self.K32 = None                                    # float32 copy of K: the inner operator of the mixed CG
         self.F0 = None                                     # K_c'K_c ~ F0 F0' (Nystrom), formed once per fit
+        self.mnorm = None                                  # (a, ||M|| estimate) of the last large iteration
 
     def k32(self):
         if self.K32 is None:
@@ -290,35 +291,68 @@ def _gram_M(D: _Data, S, a, c, dtype):
     return M, False
 
 
+def _norm_from_factor(U, lower, steps=12):
+    """``||M||`` from below, ``M = U'U`` (``lower=False``) or ``L L'`` (``lower=True``), by ``steps`` power steps through
+    the factor (two triangular products each, O(m^2)): the ``||M||`` of the backward-error certificate, without a pass
+    over K."""
+    trmv = blas.strmv if U.dtype == np.float32 else blas.dtrmv
+    z = np.full(U.shape[0], 1.0 / np.sqrt(U.shape[0]), dtype=U.dtype)
+    lam = 1.0
+    for _ in range(steps):
+        if lower:
+            w = trmv(U, trmv(U, z, lower=1, trans=1), lower=1)
+        else:
+            w = trmv(U, trmv(U, z, lower=0), lower=0, trans=1)
+        nw = float(np.linalg.norm(w))
+        if not (nw > 0.0 and np.isfinite(nw)):
+            break
+        lam, z = nw, w / w.dtype.type(nw)
+    return lam * (0.99 if U.dtype == np.float32 else 1.0)
+
+
 def _solve_cholesky(D: _Data, S, a, c, dtype=np.float64):
     """(N) by the Cholesky factor of ``M = I + c A_c'A_c`` (in ``dtype``) and iterative refinement in float64.
 
     Refinement: ``v <- v + M^-1 (c A_c'y_c - v - c A_c'(A_c v))`` with the residual from the exact operator (two
     passes over K); a float32 factor is a preconditioner whose error (``cond(M) u_32``) the refinement removes.
-    Stops when ``||residual|| / max(1, ||v||) <= 1e-11`` or the residual stops halving.  Returns
-    ``(v, rel_residual)``; ``(None, inf)`` when the factorisation fails.
+    Stops when the iterate is certified (:func:`_certified`, ``||M||`` from the factor) or the residual stops
+    halving.  The residual passes read a contiguous copy of the rows ``K[S]`` (``K`` is symmetric) when ``m < N``.
+    Returns ``(v, rel_residual, ||M|| from below, u)``, ``u = A_c v`` (the centred fit) or None if not at hand;
+    ``(None, inf, 0, None)`` when the factorisation fails.
     """
     M, lower = _gram_M(D, S, a, c, dtype)
     potrf, potrs = (lapack.spotrf, lapack.spotrs) if dtype == np.float32 else (lapack.dpotrf, lapack.dpotrs)
     U, info = potrf(M, lower=lower, overwrite_a=1, clean=0)
     if info != 0:
-        return None, np.inf
+        return None, np.inf, 0.0, None
+    mnorm = _norm_from_factor(U, lower)
+    KS = D.K[S] if S.shape[0] < D.N else D.K             # m x N rows; K[S]' = K[:, S]
+    km = D.kmean[S]
+
+    def apply(v):                                          # (c A_c'(A_c v), A_c v): exact float64, two passes over K[S]
+        z = a * v
+        u = KS.T @ z
+        u -= float(km @ z)
+        return c * a * (KS @ u), u
 
     def solve(r):
         sc = float(np.max(np.abs(r))) or 1.0
         return potrs(U, (r / sc).astype(dtype), lower=lower)[0].astype(np.float64) * sc
 
     g = c * a * D.Kyc[S]                                  # c A_c' y_c
+    gnorm = float(np.linalg.norm(g))
     v = solve(g)
-    res, prev = np.inf, np.inf
+    res, prev, u = np.inf, np.inf, None
     for _ in range(12 if dtype == np.float32 else 4):
-        r = g - v - c * D.apply_AcT_Ac(S, a, v)
-        res = float(np.linalg.norm(r)) / max(1.0, float(np.linalg.norm(v)))
-        if res <= _CERTIFY or not np.isfinite(res) or res > 0.5 * prev:
+        w, u = apply(v)
+        r = g - v - w
+        nv = float(np.linalg.norm(v))
+        res = float(np.linalg.norm(r)) / max(1.0, nv)
+        if _certified(res, nv, mnorm, gnorm) or not np.isfinite(res) or res > 0.5 * prev:
             break
         prev = res
-        v = v + solve(r)
-    return v, res
+        v, u = v + solve(r), None
+    return v, res, mnorm, u
 
 
 def _pivoted_cholesky(K: np.ndarray, tol: float, max_rank: int):
@@ -599,19 +633,39 @@ def _solve_active(D: _Data, S, a, c, cond, stats=None):
     def lam():                                            # ||M||, estimated once per iteration when needed
         if "lam" not in est:
             est["lam"] = _lam_max(D, S, a, c)
+            _remember(est["lam"] / 1.1)
         return est["lam"]
 
-    def certified(res, v):
+    def _remember(mnorm):                                 # for the next iteration's choice of precision
+        if S.shape[0] > QR_MAX_M and mnorm > 0.0:
+            full = np.zeros(D.N)
+            full[S] = a
+            D.mnorm = (full, mnorm)
+
+    def certified(res, v, mnorm=None):
         if res <= _CERTIFY:
             return True
-        # ||M|| >= the power estimate (padded by 10% in _lam_max, so divided back)
-        return _certified(res, float(np.linalg.norm(v)), lam() / 1.1, float(np.linalg.norm(c * a * D.Kyc[S])))
+        # ||M|| from below: the path's own estimate, or the power estimate (padded by 10% in _lam_max, so divided back)
+        mnorm = lam() / 1.1 if mnorm is None else mnorm
+        return _certified(res, float(np.linalg.norm(v)), mnorm, float(np.linalg.norm(c * a * D.Kyc[S])))
 
     kap = cond * cond                                     # bound on cond(M) = ||M|| (M >= I); can be m times too big
     if S.shape[0] > QR_MAX_M and kap * _U32 > 0.05:
-        kap = min(kap, lam())
+        # the float32 paths need cond(M) u_32 <= 0.05.  From the last large iteration's estimate: c D'G D' =
+        # E (c D G D) E with E = diag(a' / a), so ||M'|| - 1 <= max(E)^2 (||M|| - 1).  Power steps (24 passes over the
+        # float32 K) only when that bound is not decisive: below the limit, or above it by less than a factor of 4.
+        prev, decided = D.mnorm, False
+        if prev is not None and np.all(prev[0][S] > 0.0):
+            e2 = float(np.max((a / prev[0][S]) ** 2))
+            bound = 1.0 + e2 * max(prev[1] - 1.0, 0.0)
+            if bound * _U32 <= 0.05:
+                kap, decided = min(kap, bound), True
+            elif prev[1] * _U32 > 0.2:
+                kap, decided = min(kap, prev[1]), True
+        if not decided:
+            kap = min(kap, lam())
     for path in paths:
-        v, res, u = None, np.inf, None
+        v, res, u, mnorm = None, np.inf, None, None
         if path == "gram" and kap * _U <= 1e-6:
             v, res, u = _solve_gram(D, S, a, c)
         elif path == "lowrank":
@@ -624,12 +678,14 @@ def _solve_active(D: _Data, S, a, c, cond, stats=None):
             if v is not None and ok:                      # certified against its own lower estimate of ||M||
                 return v, u, path
         elif path == "cholesky32" and kap * _U32 <= 0.05:
-            v, res = _solve_cholesky(D, S, a, c, np.float32)    # float32 factor refined in float64
+            v, res, mnorm, u = _solve_cholesky(D, S, a, c, np.float32)    # float32 factor refined in float64
         elif path == "cholesky":
-            v, res = _solve_cholesky(D, S, a, c)
+            v, res, mnorm, u = _solve_cholesky(D, S, a, c)
         elif path == "qr":
             return _solve_qr(D, S, a, c), None, "qr"
-        if v is not None and certified(res, v):
+        if mnorm:
+            _remember(mnorm)
+        if v is not None and certified(res, v, mnorm):
             return v, u, path
     return _solve_qr(D, S, a, c), None, "qr"
 
