@@ -57,7 +57,7 @@ from svmref._validation import (
 
 from ._qmatrix import PrecomputedKernel, RawKernel
 from ._result import ConvergenceWarning, SolverResult, warn_not_converged
-from ._sfm_engine import REFRESH_EVERY, _refresh, _smo
+from ._sfm_engine import REFRESH_EVERY, _refresh, _select, _smo
 from ._smo_common import bias as _libsvm_bias
 
 __all__ = [
@@ -288,14 +288,32 @@ def support_features(X, y, C=1.0, mu=0.0, *, tol=1e-3, max_iter=None, lam0=None,
     # 1.7e-6 at tol 1e-6). So tol is honoured on both: tighten the KKT tolerance, warm-started from the
     # current lam, until (P - W) / max(1, |P|) <= tol as well (a few rounds at most; each costs little).
     kkt_tol, rounds = tol, 0
-    while code == 0 and rounds < 8 and _relative_duality_gap(X, y, lam, w, F, C, mu, b_rule) > tol:
+    dgap = _relative_duality_gap(X, y, lam, w, F, C, mu, b_rule) if code == 0 else np.nan
+    while code == 0 and rounds < 8 and dgap > tol:
         kkt_tol, rounds = kkt_tol / 10.0, rounds + 1
         it2, gap, code, nr2, mr2 = _smo(X, XT, y, C, mu, kkt_tol, max(max_iter - int(n_iter), 1), lam, w, F, use_gram,
                                         Q, diag, 2 if wss == "second" else 1, REFRESH_EVERY, bool(shrinking))
         n_iter, n_refresh, min_rows = int(n_iter) + int(it2), int(n_refresh) + int(nr2), min(int(min_rows), int(mr2))
+        dgap = _relative_duality_gap(X, y, lam, w, F, C, mu, b_rule)
+    why = ""
+    if rounds > 0:
+        # Judge the result against the caller's tol, not the tightened one: a tightened round that stopped early
+        # (max_iter, or a stall below working precision) may still have met tol on both measures, and a run
+        # whose duality gap stays above tol after the last round has not met it, whatever its KKT gap.
+        _refresh(X, y, lam, mu, w, F)
+        gap = float(_select(y, lam, F, C, np.arange(X.shape[0]), X.shape[0])[2])
+        dgap = _relative_duality_gap(X, y, lam, w, F, C, mu, b_rule)
+        if gap <= tol and dgap <= tol:
+            code = 0
+        elif gap <= tol:  # the KKT gap meets tol, the duality gap does not
+            why = (f"the relative duality gap (P - W)/max(1, |P|) = {dgap:.3g} stays above tol {tol:g} after "
+                   f"tightening the KKT tolerance to {kkt_tol:g} ({rounds} rounds)")
+            if code == 0:
+                code = 2
     return _finish(X, y, C, mu, lam, w, F, b_rule, int(n_iter), float(gap), int(code), tol, t0,
                    {"n_refresh": int(n_refresh), "gram": bool(use_gram), "cache": seam.cache_info() if use_gram else None,
-                    "min_unshrunk": int(min_rows)})
+                    "min_unshrunk": int(min_rows), "duality_gap_rel": float(dgap), "kkt_tol_rounds": int(rounds)},
+                   why=why)
 
 
 #: ``use_gram="auto"`` uses the column cache when it holds at least this fraction of the ``N`` columns
@@ -377,7 +395,7 @@ def _relative_duality_gap(X, y, lam, w, F, C, mu, b_rule) -> float:
     return (P - dual_objective(lam, w, mu)) / max(1.0, abs(P))
 
 
-def _finish(X, y, C, mu, lam, w, F, b_rule, n_iter, gap, code, tol, t0, info):
+def _finish(X, y, C, mu, lam, w, F, b_rule, n_iter, gap, code, tol, t0, info, why=""):
     a = recover_a(w, mu)
     b, how = recover_b(F, y, lam, C, b_rule)
     W = dual_objective(lam, w, mu)
@@ -387,12 +405,16 @@ def _finish(X, y, C, mu, lam, w, F, b_rule, n_iter, gap, code, tol, t0, info):
     if code == 0:
         status, message = "optimal", f"KKT gap {gap:.3g} <= tol {tol:g}"
     elif code == 1:
-        status, message = "max_iter_reached", f"stopped after {n_iter} pair steps with KKT gap {gap:.3g}"
+        status, message = "max_iter_reached", f"stopped after {n_iter} pair steps with KKT gap {gap:.3g}" + (
+            f"; {why}" if why else "")
         warn_not_converged("support_features", n_iter, gap, tol, stacklevel=4)
     else:
         status = "numerical_issue"
-        message = (f"stalled at working precision with KKT gap {gap:.3g} > tol {tol:g}: the maximal "
-                   "violating pair cannot move; use a larger tol")
+        message = why or (f"stalled at working precision with KKT gap {gap:.3g} > tol {tol:g}: the maximal "
+                          "violating pair cannot move; use a larger tol")
+        if why:
+            message += "; use a larger tol"
+        converged = False
         warnings.warn(f"support_features: {message} (status='numerical_issue')", ConvergenceWarning, stacklevel=4)
     info = dict(info, b_rule=how, n_free=int(np.sum((lam > 0) & (lam < C))), n_bound=int(np.sum(lam >= C)))
     return SFMResult(alpha=lam, b=b, objective=W, n_iter=n_iter, converged=converged, status=status,
