@@ -159,6 +159,10 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
     # max_{I_low} F by branch-free min/max reductions, which the compiler vectorises
     upm = np.empty(M)
     lom = np.empty(M)
+    # cf[q] = F + lom of the active variable active[q], written contiguously by the update pass, so that the
+    # second-order selection reads one contiguous array instead of gathering F and the membership
+    cf = np.empty(M)
+    cf_ok = False
     for t in range(M):
         member[t] = _sets(alpha[t], y[t], lower[t], upper[t])
         upm[t] = 0.0 if member[t] & 1 else np.inf
@@ -188,10 +192,12 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                             is_active[t] = True
                         na = M
                         i, Fmin, jmax, Fmax = _scan(active, na, member, F)
+                        cf_ok = False
                 if i >= 0 and jmax >= 0:
                     na = _shrink(active, na, member, F, Fmin, Fmax, is_active)
                     min_active = min(min_active, na)
                     i, Fmin, jmax, Fmax = _scan(active, na, member, F)
+                    cf_ok = False
         # --- 2. stopping rule on the KKT gap ------------------------------------------------
         gap = Fmax - Fmin
         if gap <= tol or i < 0 or jmax < 0:
@@ -202,6 +208,7 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                     is_active[t] = True
                 na = M
                 i, Fmin, jmax, Fmax = _scan(active, na, member, F)
+                cf_ok = False
                 gap = Fmax - Fmin
                 if gap <= tol or i < 0 or jmax < 0:
                     status = OPTIMAL
@@ -229,13 +236,17 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
         Kii = Kd[pi]
         j = jmax
         if second_order:
+            if not cf_ok:
+                for q in range(na):
+                    t = active[q]
+                    cf[q] = F[t] + lom[t]
             j = -1
             best = -1.0
             for q in range(na):
-                t = active[q]
-                ft = F[t]
-                if ft > Fmin and (member[t] & 2):
-                    bt = ft - Fmin
+                fq = cf[q]  # F_t for t in I_low, -inf otherwise
+                if fq > Fmin:
+                    t = active[q]
+                    bt = fq - Fmin
                     pt = t if ident else pat[t]
                     at = Kii + Kd[pt] - 2.0 * Ki[pt] + 2.0 * shift
                     if at <= 0.0:
@@ -338,16 +349,21 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
             for t in range(M):
                 ft = F[t] + di * Ki[t] + dj * Kj[t]
                 F[t] = ft
+                fl = ft + lom[t]
+                cf[t] = fl
                 Fmin = min(Fmin, ft + upm[t])
-                Fmax = max(Fmax, ft + lom[t])
+                Fmax = max(Fmax, fl)
         else:
             for q in range(na):
                 t = active[q]
                 pt = t if ident else pat[t]
                 ft = F[t] + di * Ki[pt] + dj * Kj[pt]
                 F[t] = ft
+                fl = ft + lom[t]
+                cf[q] = fl
                 Fmin = min(Fmin, ft + upm[t])
-                Fmax = max(Fmax, ft + lom[t])
+                Fmax = max(Fmax, fl)
+        cf_ok = True
         i = -1
         jmax = -1
         if Fmin < np.inf:
