@@ -163,6 +163,8 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
     # second-order selection reads one contiguous array instead of gathering F and the membership
     cf = np.empty(M)
     cf_ok = False
+    ckd = np.empty(M)  # ckd[q] = Kt diagonal of active[q], rebuilt when the active set changes
+    ckd_ok = False
     for t in range(M):
         member[t] = _sets(alpha[t], y[t], lower[t], upper[t])
         upm[t] = 0.0 if member[t] & 1 else np.inf
@@ -192,12 +194,12 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                             is_active[t] = True
                         na = M
                         i, Fmin, jmax, Fmax = _scan(active, na, member, F)
-                        cf_ok = False
+                        cf_ok = ckd_ok = False
                 if i >= 0 and jmax >= 0:
                     na = _shrink(active, na, member, F, Fmin, Fmax, is_active)
                     min_active = min(min_active, na)
                     i, Fmin, jmax, Fmax = _scan(active, na, member, F)
-                    cf_ok = False
+                    cf_ok = ckd_ok = False
         # --- 2. stopping rule on the KKT gap ------------------------------------------------
         gap = Fmax - Fmin
         if gap <= tol or i < 0 or jmax < 0:
@@ -208,7 +210,7 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                     is_active[t] = True
                 na = M
                 i, Fmin, jmax, Fmax = _scan(active, na, member, F)
-                cf_ok = False
+                cf_ok = ckd_ok = False
                 gap = Fmax - Fmin
                 if gap <= tol or i < 0 or jmax < 0:
                     status = OPTIMAL
@@ -240,6 +242,10 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                 for q in range(na):
                     t = active[q]
                     cf[q] = F[t] + lom[t]
+            if not ckd_ok:
+                for q in range(na):
+                    ckd[q] = Kd[pat[active[q]]]
+                ckd_ok = True
             j = -1
             best = -1.0
             for q in range(na):
@@ -248,7 +254,7 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                     t = active[q]
                     bt = fq - Fmin
                     pt = t if ident else pat[t]
-                    at = Kii + Kd[pt] - 2.0 * Ki[pt] + 2.0 * shift
+                    at = Kii + ckd[q] - 2.0 * Ki[pt] + 2.0 * shift
                     if at <= 0.0:
                         if at < -psd_rtol * max(1.0, abs(Kii) + abs(Kd[pt]) + 2.0 * shift):
                             if not clamp:
