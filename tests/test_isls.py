@@ -21,6 +21,8 @@ import warnings
 import cvxpy as cp
 import numpy as np
 import pytest
+import scipy.linalg
+from threadpoolctl import threadpool_limits
 
 import svmref.formulations as F
 import svmref.solvers.isls as isls_mod
@@ -517,3 +519,81 @@ def test_bad_labels_and_C():
         isls_svm(K, y, 5e-324)                                 # 1/C overflows
     with pytest.raises(ValueError, match="inv_lam"):
         solve_weighted_system(K, y, 1.0, -np.ones(10))
+
+
+# ---- large C: the backward-error certificate (issue 13, docs/isls_notes.md §2) -----------------------------------
+def longdouble_reference(K, y, C, w):
+    """The solution of (3) for ``diag(lambda)^-1 = w`` (``w_i = 0``: pattern out), independent of the solver: the
+    normal equations ``(I + C A_c'A_c) v = C A_c' y_c`` (``A_c = K_c[:, S] diag(sqrt(w_S))``, module docstring of
+    :mod:`svmref.solvers.isls`) formed in ``numpy.longdouble`` (64-bit significand), solved by a float64 Cholesky
+    factor refined with long-double residuals until the correction is below 1e-15.  Its error is about
+    ``eps_ld cond(M)`` (<= 1e-10 here), so it can judge a 1e-8 accuracy at ``cond(M)`` up to 1e9."""
+    LD = np.longdouble
+    S = np.flatnonzero(w > 0)
+    a = np.sqrt(w[S].astype(LD))
+    KS = K[:, S].astype(LD)
+    A = (KS - KS.mean(axis=0)) * a[None, :]
+    yc = y.astype(LD) - y.astype(LD).mean()
+    Mld = A.T @ A * LD(C)
+    Mld[np.diag_indices_from(Mld)] += 1
+    g = (A.T @ yc) * LD(C)
+    factor = scipy.linalg.cho_factor(Mld.astype(float))
+    v = np.zeros(len(S), dtype=LD)
+    for _ in range(8):
+        r = (g - Mld @ v).astype(float)
+        d = scipy.linalg.cho_solve(factor, r)
+        v = v + d.astype(LD)
+        if np.max(np.abs(d)) <= 1e-15 * float(np.max(np.abs(v))):
+            break
+    alpha = np.zeros(len(y))
+    alpha[S] = (a * v).astype(float)
+    b = float(y.astype(LD).mean() - (KS @ (a * v)).mean())
+    return alpha, b
+
+
+#: size of the large-C instance checked against the long-double solve (> QR_MAX_M: the large-set paths)
+N_LD = 280
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).eps > 1e-18, reason="needs an extended-precision numpy.longdouble")
+@pytest.mark.parametrize("C", [10.0, 100.0])
+def test_large_C_iterates_equal_an_extended_precision_solve(C, monkeypatch):
+    """C = 10 and 100 on N = 280 (RBF, d = 5): at C = 100 ``||M||`` reaches ~4e8, so the float64 residual (rounding
+    ~u ||M|| ||v||) can neither reach 1e-11 nor, through a backward error of ~u, bound the forward error below 1e-8
+    (``2 cond(M) 8u`` ~ 1e-7); those iterates are refined with double-double residuals and certified by the correction
+    (docs/isls_notes.md §2).  Each iterate, and the QR solve of the same weighted problem, equals the long-double
+    solution of that problem (same weights) to 1e-8 (measured: ~1e-12 for both; a float64-residual refinement
+    stopped at a backward error of ~1e-16 was 1e-9 off at C = 100 and 1.3e-8 at C = 300)."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(N_LD, 5))
+    K = rbf_kernel(X, sigma=2.0)
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=N_LD) > 0, 1.0, -1.0)
+    monkeypatch.setattr(isls_mod, "NYSTROM_RANK", 64)
+    with warnings.catch_warnings(), threadpool_limits(1):     # one BLAS thread: small products, shared machine
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = isls_svm(K, y, C, max_iter=4)
+        refs = [longdouble_reference(K, y, C, w) for w in res.weights_history]
+        qrs = [solve_weighted_system(K, y, C, w, drop=False) for w in res.weights_history]   # QR on S = {w > 0}
+    assert res.info["n_active"][0] > isls_mod.QR_MAX_M and "qr" not in res.info["path"]
+    if C == 100.0:        # ||M|| > 1e8: the float64 residual is far from 1e-11; double-double refinement certified
+        assert "double-double" in res.info["certificate"]
+    for t, ((ref_alpha, ref_b), (qr_alpha, qr_b, _)) in enumerate(zip(refs, qrs), start=1):
+        alpha, b, _ = res.history[t]
+        for al, bb, who in ((alpha, b, res.info["path"][t - 1]), (qr_alpha, qr_b, "qr")):
+            assert rel(al, ref_alpha) < TOL["ref"], (t, who, rel(al, ref_alpha))
+            assert abs(bb - ref_b) < TOL["ref"] * max(1.0, abs(ref_b)), (t, who)
+
+
+@pytest.mark.parametrize("path,C", [("cholesky", 10.0), ("cholesky", 100.0), ("pcg", 10.0)])
+def test_large_set_paths_at_large_C_every_iteration_equal_cvxpy(path, C, monkeypatch):
+    """The large-set solvers forced for every iteration (QR_MAX_M = 0) at C = 10 and 100: every iterate equals the
+    weighted primal (3) solved by CLARABEL to 1e-8.  (The float32 CG is not tried at C = 100: ``cond(M) u_32`` is
+    above its limit there, and QR would be taken.)"""
+    monkeypatch.setattr(isls_mod, "QR_MAX_M", 0)
+    monkeypatch.setattr(isls_mod, "LARGE_PATHS", (path, "qr"))
+    X, K, y = make(N=30, seed=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = isls_svm(K, y, C, max_iter=15)
+    assert path in res.info["path"]
+    check_against_cvxpy(res, K, y, C)
