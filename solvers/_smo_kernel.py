@@ -163,7 +163,12 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
     # second-order selection reads one contiguous array instead of gathering F and the membership
     cf = np.empty(M)
     cf_ok = False
-    ckd = np.empty(M)  # ckd[q] = Kt diagonal of active[q], rebuilt when the active set changes
+    # per active position q, rebuilt when the active set changes: the diagonal of active[q] and its masks
+    # (updated in place when a working variable's membership changes), and pos[t] = q
+    ckd = np.empty(M)
+    cup = np.empty(M)
+    clo = np.empty(M)
+    pos = np.empty(M, dtype=np.int64)
     ckd_ok = False
     for t in range(M):
         member[t] = _sets(alpha[t], y[t], lower[t], upper[t])
@@ -237,15 +242,18 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
         Ki = get_col(Q, pi)
         Kii = Kd[pi]
         j = jmax
+        if not ckd_ok:
+            for q in range(na):
+                t = active[q]
+                ckd[q] = Kd[pat[t]]
+                cup[q] = upm[t]
+                clo[q] = lom[t]
+                pos[t] = q
+            ckd_ok = True
         if second_order:
             if not cf_ok:
                 for q in range(na):
-                    t = active[q]
-                    cf[q] = F[t] + lom[t]
-            if not ckd_ok:
-                for q in range(na):
-                    ckd[q] = Kd[pat[active[q]]]
-                ckd_ok = True
+                    cf[q] = F[active[q]] + clo[q]
             j = -1
             best = -1.0
             for q in range(na):
@@ -326,6 +334,10 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
         lom[i] = 0.0 if member[i] & 2 else -np.inf
         upm[j] = 0.0 if member[j] & 1 else np.inf
         lom[j] = 0.0 if member[j] & 2 else -np.inf
+        cup[pos[i]] = upm[i]
+        clo[pos[i]] = lom[i]
+        cup[pos[j]] = upm[j]
+        clo[pos[j]] = lom[j]
         di = yi * (ai_new - ai_old)
         dj = yj * (aj_new - aj_old)
         if shrinking:  # Gbar follows the variables at a non-zero bound (full columns)
@@ -365,9 +377,9 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                 pt = t if ident else pat[t]
                 ft = F[t] + di * Ki[pt] + dj * Kj[pt]
                 F[t] = ft
-                fl = ft + lom[t]
+                fl = ft + clo[q]
                 cf[q] = fl
-                Fmin = min(Fmin, ft + upm[t])
+                Fmin = min(Fmin, ft + cup[q])
                 Fmax = max(Fmax, fl)
         cf_ok = True
         i = -1
@@ -375,13 +387,13 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
         if Fmin < np.inf:
             for q in range(na):
                 t = active[q]
-                if F[t] + upm[t] == Fmin:
+                if F[t] + cup[q] == Fmin:
                     i = t
                     break
         if Fmax > -np.inf:
             for q in range(na):
                 t = active[q]
-                if F[t] + lom[t] == Fmax:
+                if F[t] + clo[q] == Fmax:
                     jmax = t
                     break
         n_iter += 1
