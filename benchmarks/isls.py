@@ -3,6 +3,7 @@
     python benchmarks/isls.py                      # N = 2000, RBF blobs in d = 10 and Ripley-like 2-D data
     python benchmarks/isls.py --n 1000 --repeat 3
     python benchmarks/isls.py --baseline 48b7e0b   # also time solvers/isls.py as of that commit, same runs
+    python benchmarks/isls.py --C 10 --only blobs --repeat 3   # a larger C: ill-conditioned weighted problems
 
 Issue 13's target: one ``isls_svm`` fit (LS-SVM start + every iteration) <= 3 x one ``linear.ls_svm`` on the
 same K, at N = 2000 on Gaussian blobs in d = 10 with an RBF kernel.  Each timing is the median of ``--repeat``
@@ -90,12 +91,15 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--C", type=float, default=1.0)
     ap.add_argument("--baseline", metavar="REV", help="also time solvers/isls.py of this git revision, same runs")
+    ap.add_argument("--only", choices=["blobs", "ripley"], help="run one of the two data sets only")
     a = ap.parse_args(argv)
     base = load_baseline(a.baseline) if a.baseline else None
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"N = {a.n}, C = {a.C:g}, BLAS threads = {a.threads}, median of {a.repeat} interleaved runs, "
           f"load average at start {load:.2f}\n")
     cases = [("blobs d=10, RBF sigma=3", blobs(a.n), 3.0), ("Ripley-like 2-D, RBF sigma=0.5", ripley_like(a.n), 0.5)]
+    if a.only:
+        cases = [cases[0] if a.only == "blobs" else cases[1]]
     with threadpool_limits(a.threads):
         for name, (X, y), sigma in cases:
             K = rbf_kernel(X, sigma=sigma)
@@ -119,6 +123,8 @@ def main(argv=None):
                   "(CPU time: steadier than wall time on a loaded machine)")
             print(f"    {r.n_iter} iterations, {r.n_sv} SVs, status {r.status}; active sets {r.info['n_active']}")
             print(f"    paths {r.info['path']}")
+            cert = r.info.get("certificate", [])
+            print(f"    certificates {dict((k, cert.count(k)) for k in dict.fromkeys(cert))}")
             print(f"    CG steps (outer, inner) {r.info.get('cg_steps')}")
             if base is not None:
                 print(f"    baseline {a.baseline}: wall {tb[0] / t0:6.2f} x ls_svm, CPU {cb[0] / c0:6.2f} x ls_svm; "
