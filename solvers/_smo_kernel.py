@@ -86,6 +86,13 @@ def _scan(active, na, member, F):
     return i, Fmin, jmax, Fmax
 
 
+@njit(cache=True, inline="always")
+def _sync(F, cF, active, na):
+    # the compact gradient of the active variables back into F (indexed by variable)
+    for q in range(na):
+        F[active[q]] = cF[q]
+
+
 @njit(cache=True)
 def _shrink(active, na, member, F, Fmin, Fmax, is_active):
     """LIBSVM's ``be_shrunk``: drop the variables at a bound that cannot join a violating pair now."""
@@ -169,6 +176,9 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
     cup = np.empty(M)
     clo = np.empty(M)
     pos = np.empty(M, dtype=np.int64)
+    # cF[q] = F of active[q]: while ckd_ok, the authoritative gradient of the active variables (read and
+    # written contiguously by the loop); copied back into F before anything reads F by variable
+    cF = np.empty(M)
     ckd_ok = False
     for t in range(M):
         member[t] = _sets(alpha[t], y[t], lower[t], upper[t])
@@ -190,6 +200,8 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
             counter -= 1
             if counter == 0:
                 counter = min(M, 1000)
+                if ckd_ok:
+                    _sync(F, cF, active, na)
                 if not unshrunk and Fmax - Fmin <= 10.0 * tol:
                     unshrunk = True
                     if na < M:
@@ -208,6 +220,8 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
         # --- 2. stopping rule on the KKT gap ------------------------------------------------
         gap = Fmax - Fmin
         if gap <= tol or i < 0 or jmax < 0:
+            if ckd_ok:
+                _sync(F, cF, active, na)
             if na < M:  # confirm on every variable, with the gradient reconstructed
                 reconstruct(Q, pat, y, p, lower, upper, shift, alpha, F, Gbar, is_active)
                 for t in range(M):
@@ -225,6 +239,8 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
             status = OPTIMAL
             break
         if n_iter >= max_iter:
+            if ckd_ok:
+                _sync(F, cF, active, na)
             if na < M:
                 reconstruct(Q, pat, y, p, lower, upper, shift, alpha, F, Gbar, is_active)
                 for t in range(M):
@@ -232,6 +248,7 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                     is_active[t] = True
                 na = M
                 i, Fmin, jmax, Fmax = _scan(active, na, member, F)
+                cf_ok = ckd_ok = False
                 gap = Fmax - Fmin
             status = MAX_ITER
             if gap <= tol or i < 0 or jmax < 0:
@@ -249,11 +266,12 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                 cup[q] = upm[t]
                 clo[q] = lom[t]
                 pos[t] = q
+                cF[q] = F[t]
             ckd_ok = True
         if second_order:
             if not cf_ok:
                 for q in range(na):
-                    cf[q] = F[active[q]] + clo[q]
+                    cf[q] = cF[q] + clo[q]
             j = -1
             best = -1.0
             for q in range(na):
@@ -270,6 +288,7 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                                 out[1] = t
                                 out[2] = at
                                 status = NOT_CONVEX
+                                _sync(F, cF, active, na)
                                 return n_iter, status, gap
                             nonconvex = True
                         at = TAU
@@ -297,6 +316,7 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                     out[1] = j
                     out[2] = aij
                     status = NOT_CONVEX
+                    _sync(F, cF, active, na)
                     return n_iter, status, gap
                 nonconvex = True
             if mi == np.inf and mj == np.inf:
@@ -307,7 +327,9 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                 status = UNBOUNDED
                 break
             aij = TAU
-        lam = (F[j] - F[i]) / aij
+        qi = pos[i]
+        qj = pos[j]
+        lam = (cF[qj] - cF[qi]) / aij
         if lam >= mi or lam >= mj:
             if mi <= mj:
                 lam = mi
@@ -356,17 +378,17 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                     for t in range(M):
                         Gbar[t] += dc * Kj[t if ident else pat[t]]
         # the diagonal shift s I of Kt, applied here instead of to a copy of K
-        F[i] += shift * di
-        F[j] += shift * dj
+        cF[qi] += shift * di
+        cF[qj] += shift * dj
         # rank-2 update F += di K_i + dj K_j, fused with steps 1-2 of the next iteration: the values
         # min_{I_up} F and max_{I_low} F by masked min/max reductions, then their first index in the active
         # order (the same i and j as a running strict comparison would give)
         Fmin = np.inf
         Fmax = -np.inf
         if ident and na == M:
-            for t in range(M):
-                ft = F[t] + di * Ki[t] + dj * Kj[t]
-                F[t] = ft
+            for t in range(M):  # active is the identity: q = t
+                ft = cF[t] + di * Ki[t] + dj * Kj[t]
+                cF[t] = ft
                 fl = ft + lom[t]
                 cf[t] = fl
                 Fmin = min(Fmin, ft + upm[t])
@@ -375,8 +397,8 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
             for q in range(na):
                 t = active[q]
                 pt = t if ident else pat[t]
-                ft = F[t] + di * Ki[pt] + dj * Kj[pt]
-                F[t] = ft
+                ft = cF[q] + di * Ki[pt] + dj * Kj[pt]
+                cF[q] = ft
                 fl = ft + clo[q]
                 cf[q] = fl
                 Fmin = min(Fmin, ft + cup[q])
@@ -387,16 +409,18 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
         if Fmin < np.inf:
             for q in range(na):
                 t = active[q]
-                if F[t] + cup[q] == Fmin:
+                if cF[q] + cup[q] == Fmin:
                     i = t
                     break
         if Fmax > -np.inf:
             for q in range(na):
                 t = active[q]
-                if F[t] + clo[q] == Fmax:
+                if cF[q] + clo[q] == Fmax:
                     jmax = t
                     break
         n_iter += 1
+    if ckd_ok:
+        _sync(F, cF, active, na)
     out[3] = 1.0 if nonconvex else 0.0
     out[4] = min_active
     return n_iter, status, gap
