@@ -452,7 +452,7 @@ def _solve_cholesky(D: _Data, S, a, c, dtype=np.float64):
     if info != 0:
         return None, np.inf, 0.0, None
     mnorm = _norm_from_factor(U, lower)
-    KS = D.K[S] if S.shape[0] < D.N else D.K             # m x N rows; K[S]' = K[:, S]
+    KS = D.K[S] if S.shape[0] < D.N else np.ascontiguousarray(D.K)     # m x N rows; K[S]' = K[:, S]
     km = D.kmean[S]
 
     def apply(v):                                          # (c A_c'(A_c v), A_c v): exact float64, two passes over K[S]
@@ -469,7 +469,7 @@ def _solve_cholesky(D: _Data, S, a, c, dtype=np.float64):
     gnorm = float(np.linalg.norm(g))
     v = solve(g)
     if not _berr_enough(v, mnorm, gnorm):                           # only a double-double residual can certify
-        v, res, u = _dd_refine(D, S, a, c, v, solve, 12 if dtype == np.float32 else 4)
+        v, res, u = _dd_refine(D, S, a, c, v, solve, 12 if dtype == np.float32 else 4, KS)
         return v, res, mnorm, u
     res, prev, u = np.inf, np.inf, None
     for _ in range(12 if dtype == np.float32 else 4):
@@ -765,7 +765,7 @@ def _berr_enough(v, mnorm, gnorm):
     return _floor(vnorm, mnorm, gnorm) <= 0.5 * _FORWARD * max(1.0, vnorm)
 
 
-def _dd_refine(D: _Data, S, a, c, v, solve, steps=4):
+def _dd_refine(D: _Data, S, a, c, v, solve, steps=4, KS=None):
     """Extra-precise iterative refinement of ``v`` (as LAPACK's xGERFSX, Demmel et al. 2006): residuals of (N) in
     double-double (:func:`_dd_residual`, the exact K), corrections ``d = solve(r)`` from a factor of ``M`` with a
     relative error ``theta`` (``cond(M) u`` for float64, at most 0.05 for float32: the gating of the paths).
@@ -776,7 +776,8 @@ def _dd_refine(D: _Data, S, a, c, v, solve, steps=4):
     when a correction is not at most half the previous one (the observed contraction bounds ``theta``).  Returns
     ``(v, estimate, u)``: ``estimate = 2 ||d|| / max(1, ||v||)`` (``<= _CERTIFY`` when certified), ``u = K_c[:, S] alpha_S``.
     """
-    KS = D.K[S] if S.shape[0] < D.N else np.ascontiguousarray(D.K)
+    if KS is None:                                         # the rows K[S] (m x N, C order)
+        KS = D.K[S] if S.shape[0] < D.N else np.ascontiguousarray(D.K)
     ca = c * a
     prev = np.inf
     est = np.inf
