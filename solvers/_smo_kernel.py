@@ -176,6 +176,7 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
     cup = np.empty(M)
     clo = np.empty(M)
     pos = np.empty(M, dtype=np.int64)
+    cpat = np.empty(M, dtype=np.int64)  # cpat[q] = pattern of active[q] (the row of K it reads)
     # cF[q] = F of active[q]: while ckd_ok, the authoritative gradient of the active variables (read and
     # written contiguously by the loop); copied back into F before anything reads F by variable
     cF = np.empty(M)
@@ -266,6 +267,7 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                 cup[q] = upm[t]
                 clo[q] = lom[t]
                 pos[t] = q
+                cpat[q] = pat[t]
                 cF[q] = F[t]
             ckd_ok = True
         if second_order:
@@ -277,15 +279,14 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
             for q in range(na):
                 fq = cf[q]  # F_t for t in I_low, -inf otherwise
                 if fq > Fmin:
-                    t = active[q]
                     bt = fq - Fmin
-                    pt = t if ident else pat[t]
+                    pt = cpat[q]
                     at = Kii + ckd[q] - 2.0 * Ki[pt] + 2.0 * shift
                     if at <= 0.0:
                         if at < -psd_rtol * max(1.0, abs(Kii) + abs(Kd[pt]) + 2.0 * shift):
                             if not clamp:
                                 out[0] = i
-                                out[1] = t
+                                out[1] = active[q]
                                 out[2] = at
                                 status = NOT_CONVEX
                                 _sync(F, cF, active, na)
@@ -295,7 +296,7 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                     v = bt * bt / at
                     if v > best:
                         best = v
-                        j = t
+                        j = active[q]
             if j < 0:  # cannot happen when gap > 0, kept as a guard
                 j = jmax
         # --- 4. clipped step along (+y_i at i, -y_j at j) ---------------------------------
@@ -395,8 +396,7 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                 Fmax = max(Fmax, fl)
         else:
             for q in range(na):
-                t = active[q]
-                pt = t if ident else pat[t]
+                pt = cpat[q]
                 ft = cF[q] + di * Ki[pt] + dj * Kj[pt]
                 cF[q] = ft
                 fl = ft + clo[q]
