@@ -535,28 +535,35 @@ def _solve_lowrank(D: _Data, S, a, c):
     against the exact operator: ``M_lr^-1 r = r - c F (I_r + c F'F)^-1 F' r`` costs O(m r) after an O(m r^2 + r^3)
     set-up.  ``M - M_lr`` is ``c diag(a) (K_c'K_c - G_c-part)_SS diag(a)``, of norm about ``c a^2 ||K|| N u max K_ii``,
     so refinement converges in a step or two when that is small, and the residual certifies the result either way.
-    Returns ``(v, rel_residual)``."""
+    When the float64 residual cannot certify (``||M||`` too large), double-double refinement (:func:`_dd_refine`, with
+    the contraction observed, as ``M_lr`` is not a factor of ``M``).  Returns ``(v, rel_residual, ||M_lr||, u)``."""
     G, Lp = D.lowrank
     F = (a[:, None] * G[S]) @ Lp
     T = np.eye(F.shape[1]) + c * (F.T @ F)
     U, info = lapack.dpotrf(T, lower=0)
     if info != 0:
-        return None, np.inf
+        return None, np.inf, 0.0, None
+    mnorm = _norm_from_factor(U, False)                   # ||I + c F'F|| = ||M_lr||, about ||M||
 
     def solve(r):
         return r - c * (F @ lapack.dpotrs(U, F.T @ r, lower=0)[0])
 
     g = c * a * D.Kyc[S]
+    gnorm = float(np.linalg.norm(g))
     v = solve(g)
+    if not _berr_enough(v, mnorm, gnorm):                 # only a double-double residual can certify
+        v, res, u = _dd_refine(D, S, a, c, v, solve, 8, observed=True)
+        return v, res, mnorm, u
     res, prev = np.inf, np.inf
     for _ in range(8):
         r = g - v - c * D.apply_AcT_Ac(S, a, v)
-        res = float(np.linalg.norm(r)) / max(1.0, float(np.linalg.norm(v)))
-        if res <= _CERTIFY or not np.isfinite(res) or res > 0.5 * prev:
+        nv = float(np.linalg.norm(v))
+        res = float(np.linalg.norm(r)) / max(1.0, nv)
+        if _certified(res, nv, mnorm, gnorm) or not np.isfinite(res) or res > 0.5 * prev:
             break
         prev = res
         v = v + solve(r)
-    return v, res
+    return v, res, mnorm, None
 
 
 def _nystrom(D: _Data, S, a):
@@ -765,7 +772,7 @@ def _berr_enough(v, mnorm, gnorm):
     return _floor(vnorm, mnorm, gnorm) <= 0.5 * _FORWARD * max(1.0, vnorm)
 
 
-def _dd_refine(D: _Data, S, a, c, v, solve, steps=4, KS=None):
+def _dd_refine(D: _Data, S, a, c, v, solve, steps=4, KS=None, observed=False):
     """Extra-precise iterative refinement of ``v`` (as LAPACK's xGERFSX, Demmel et al. 2006): residuals of (N) in
     double-double (:func:`_dd_residual`, the exact K), corrections ``d = solve(r)`` from a factor of ``M`` with a
     relative error ``theta`` (``cond(M) u`` for float64, at most 0.05 for float32: the gating of the paths).
@@ -773,7 +780,10 @@ def _dd_refine(D: _Data, S, a, c, v, solve, steps=4, KS=None):
     The residual of a float64 ``v`` cannot go below about ``u ||M|| ||v||`` (rounding ``v`` itself), so it is the
     correction that certifies: ``v - v* = -M^-1 r`` and ``M^-1 r = (I + M^-1 E) d``, so
     ``||v - v*|| <= (1 + theta) ||d||``.  ``v`` is accepted when ``2 ||d|| <= _CERTIFY max(1, ||v||)``; it is given up
-    when a correction is not at most half the previous one (the observed contraction bounds ``theta``).  Returns
+    when a correction is not at most half the previous one (the observed contraction bounds ``theta``).  With
+    ``observed=True`` (a preconditioner ``solve`` that is not a factor of ``M``, ``theta`` unknown) a correction
+    certifies only after a contraction ``q = ||d_k|| / ||d_{k-1}|| <= 1/2`` has been seen, with the estimate
+    ``||d|| / (1 - q)`` (the geometric tail) in place of ``(1 + theta) ||d||``.  Returns
     ``(v, estimate, u)``: ``estimate = 2 ||d|| / max(1, ||v||)`` (``<= _CERTIFY`` when certified), ``u = K_c[:, S] alpha_S``.
     """
     if KS is None:                                         # the rows K[S] (m x N, C order)
@@ -785,7 +795,11 @@ def _dd_refine(D: _Data, S, a, c, v, solve, steps=4, KS=None):
         r, xi = _dd_residual(KS, a * v, D.y, ca, v)
         d = solve(r)
         nd = float(np.linalg.norm(d))
-        est = 2.0 * nd / max(1.0, float(np.linalg.norm(v)))
+        if observed:
+            q = nd / prev if k > 0 else 1.0
+            est = 2.0 * nd / max(1.0, float(np.linalg.norm(v))) if q <= 0.5 else np.inf
+        else:
+            est = 2.0 * nd / max(1.0, float(np.linalg.norm(v)))
         if est <= _CERTIFY or k == steps - 1 or not (np.isfinite(nd) and nd <= 0.5 * prev):
             break                                          # v is the iterate whose residual (and xi) was computed
         prev = nd
@@ -844,7 +858,7 @@ def _solve_active(D: _Data, S, a, c, cond, stats=None):
             if D.lowrank is None:
                 D.lowrank = _lowrank_factor(D) or False
             if D.lowrank:                                 # K of low numerical rank: O(m r^2) preconditioner
-                v, res = _solve_lowrank(D, S, a, c)
+                v, res, mnorm, u = _solve_lowrank(D, S, a, c)
         elif path == "pcg" and kap * _U32 <= 0.05:
             v, res, u, ok = _solve_mixed_pcg(D, S, a, c, stats)
             if v is not None and ok:                      # certified against its own lower estimate of ||M||
