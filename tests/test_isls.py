@@ -597,3 +597,27 @@ def test_large_set_paths_at_large_C_every_iteration_equal_cvxpy(path, C, monkeyp
         res = isls_svm(K, y, C, max_iter=15)
     assert path in res.info["path"]
     check_against_cvxpy(res, K, y, C)
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).eps > 1e-18, reason="needs an extended-precision numpy.longdouble")
+@pytest.mark.parametrize("C", [10.0, 30.0])
+def test_lowrank_path_at_large_C_equals_an_extended_precision_solve(C, monkeypatch):
+    """The low-rank (Woodbury) preconditioner at C = 10 and 30 (polynomial kernel of rank 6, N = 40): the first
+    iteration has ``||M||`` of 2e8 and 6e9, beyond the float64 residual, and is refined with double-double residuals
+    (the contraction observed before a correction certifies, as the preconditioner is not a factor of M).  Every
+    iterate equals the long-double solution of its weighted problem to 1e-8."""
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(40, 2))
+    K = kernel_matrix(X, kernel="poly", c=1.0, d=2)
+    y = np.where(X[:, 0] * X[:, 1] + 0.2 * rng.normal(size=40) > 0, 1.0, -1.0)
+    monkeypatch.setattr(isls_mod, "QR_MAX_M", 0)
+    monkeypatch.setattr(isls_mod, "LARGE_PATHS", ("lowrank", "qr"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = isls_svm(K, y, C, max_iter=8)
+    assert set(res.info["path"]) == {"lowrank"} and res.info["certificate"][0] == "double-double"
+    for t, w in enumerate(res.weights_history, start=1):
+        ref_alpha, ref_b = longdouble_reference(K, y, C, w)
+        alpha, b, _ = res.history[t]
+        assert rel(alpha, ref_alpha) < TOL["ref"], (t, rel(alpha, ref_alpha))
+        assert abs(b - ref_b) < TOL["ref"] * max(1.0, abs(ref_b)), t
