@@ -39,8 +39,10 @@ TwoSum, a numba kernel) and the iterate is certified by its last correction (ext
   the inner CG applies ``M`` through a float32 copy of K (in cache; two passes per step) and is preconditioned by
   ``I + c diag(a) F F' diag(a)``, ``K_c'K_c ~ F F'`` a Nystrom approximation from ``NYSTROM_RANK`` sampled columns
   (one float32 product, formed once per fit); the outer steps compute the residual exactly (two passes over K in
-  float64).  No O(N^3) work after the LS-SVM start.  Fallbacks: a float32, then float64, Cholesky factor of ``M``
-  (from ``K_c'K_c``, one ``syrk``) refined in float64; QR.
+  float64).  No O(N^3) work after the LS-SVM start while the float32 CG can work (``cond(M) u_32 <= 0.05``).
+  Fallbacks: a float32, then float64, Cholesky factor of ``M`` (from ``K_c'K_c``, one ``syrk``, reused by every later
+  set) refined in float64, or with double-double residuals where ``||M||`` is too large for the float64 residual
+  (C >= 10 on RBF blobs; the low-rank path likewise); QR.
 ``alpha`` is ``a * v`` (never ``a^2 (K beta)``, which multiplies the rounding error of
 the small residual ``xi`` by ``C a^2``: the reason the earlier Woodbury code lost every digit at large C).
 
