@@ -854,6 +854,7 @@ def _solve_active(D: _Data, S, a, c, cond, stats=None):
             kap = min(kap, lam())
     for path in paths:
         v, res, u, mnorm = None, np.inf, None, None
+        D.last_cert = None                                # set by _dd_refine if this path uses it
         if path == "gram" and kap * _U <= 1e-6:
             v, res, u, mnorm = _solve_gram(D, S, a, c)
         elif path == "lowrank":
