@@ -86,6 +86,112 @@ def _scan(active, na, member, F):
     return i, Fmin, jmax, Fmax
 
 
+@njit(cache=True)
+def _ccol(Q, v, pv, cbuf, cst, cgen, cslot, cowner, protect, cpat, na):
+    """Column ``v`` of Kt at the active positions, ``K[pat[active[q]], pv]`` for ``q < na``, contiguous: from the
+    compact cache ``cbuf`` (LIBSVM's cached columns of length ``active_size``), else gathered from the kernel
+    seam's column into the next slot (first in, first out; never the slot of ``protect``, the other working
+    variable). ``cst = [generation, next slot, slot length, slots]``; a column is valid while
+    ``cgen[v]`` equals the generation, which advances whenever the active set changes."""
+    if cst[4] == 1:  # the identity layout of a classification dual: the seam's column is already contiguous
+        return get_col(Q, pv)
+    gen = cst[0]
+    clen = cst[2]
+    if cgen[v] == gen:
+        s = cslot[v]
+        return cbuf[s * clen:s * clen + na]
+    nslots = cst[3]
+    s = cst[1]
+    if protect >= 0 and cowner[s] == protect:
+        s = (s + 1) % nslots
+    cst[1] = (s + 1) % nslots
+    if s >= cst[5]:
+        cst[5] = s + 1  # slots [0, cst[5]) have been filled in this generation
+    o = cowner[s]
+    if o >= 0:
+        cgen[o] = -1
+    cowner[s] = v
+    cgen[v] = gen
+    cslot[v] = s
+    col = get_col(Q, pv)
+    base = s * clen
+    for q in range(na):
+        cbuf[base + q] = col[cpat[q]]
+    return cbuf[base:base + na]
+
+
+@njit(cache=True, inline="always")
+def _removable(m, f, Fmin, Fmax):
+    # LIBSVM's be_shrunk (see _shrink), for one variable
+    if m == 3:
+        return False
+    if m == 1:
+        return f > Fmax
+    if m == 2:
+        return f < Fmin
+    return True
+
+
+@njit(cache=True)
+def _shrink_swap(active, na, member, cF, cup, clo, ckd, cpat, pos, is_active, Fmin, Fmax, cbuf, cst, cgen, cslot,
+                 cowner):
+    """LIBSVM's ``do_shrinking`` in the compact layout: a removable variable at position q is replaced by the
+    last non-removable one (``swap_index``), so the other positions, and the cached compact columns, stay put;
+    each cached column gets the moved entry. Returns the new active count."""
+    clen = cst[2]
+    used = cst[5]
+    gen = cst[0]
+    q = 0
+    while q < na:
+        t = active[q]
+        if not _removable(member[t], cF[q], Fmin, Fmax):
+            q += 1
+            continue
+        is_active[t] = False
+        last = na - 1
+        while last > q and _removable(member[active[last]], cF[last], Fmin, Fmax):
+            is_active[active[last]] = False
+            last -= 1
+        if last > q:
+            u = active[last]
+            active[q] = u
+            pos[u] = q
+            cF[q] = cF[last]
+            cup[q] = cup[last]
+            clo[q] = clo[last]
+            ckd[q] = ckd[last]
+            cpat[q] = cpat[last]
+            for s in range(used):
+                o = cowner[s]
+                if o >= 0 and cgen[o] == gen and cslot[o] == s:
+                    cbuf[s * clen + q] = cbuf[s * clen + last]
+            na = last
+            q += 1
+        else:
+            na = q
+    return na
+
+
+@njit(cache=True)
+def _cscan(active, na, cF, cup, clo):
+    """``(i, min_{I_up} F, jmax, max_{I_low} F)`` over the compact layout (first index in position order)."""
+    Fmin = np.inf
+    Fmax = -np.inf
+    i = -1
+    jmax = -1
+    for q in range(na):
+        f = cF[q]
+        u = f + cup[q]
+        if u < Fmin:
+            Fmin = u
+            i = active[q]
+        lo = f + clo[q]
+        if lo > Fmax:
+            Fmax = lo
+            jmax = active[q]
+    return i, Fmin, jmax, Fmax
+
+
 @njit(cache=True, inline="always")
 def _sync(F, cF, active, na):
     # the compact gradient of the active variables back into F (indexed by variable)
@@ -145,7 +251,7 @@ def reconstruct(Q, pat, y, p, lower, upper, shift, alpha, F, Gbar, is_active):
 
 @njit(cache=True)
 def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_iter, shrinking, psd_rtol, clamp,
-          alpha, F, Gbar, out):
+          alpha, F, Gbar, out, cbuf):
     """Run SMO in place on ``alpha``, ``F`` (and ``Gbar`` when shrinking); return ``(n_iter, status, gap)``.
 
     Each iteration (000 §3; Fan, Chen & Lin 2005, WSS 2):
@@ -181,6 +287,11 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
     # written contiguously by the loop); copied back into F before anything reads F by variable
     cF = np.empty(M)
     ckd_ok = False
+    # the compact column cache (cbuf: at least 2 M floats; see _ccol)
+    cst = np.zeros(6, dtype=np.int64)  # generation, next slot, slot length, slots, identity layout, slots used
+    cgen = np.full(M, -1, dtype=np.int64)
+    cslot = np.zeros(M, dtype=np.int64)
+    cowner = np.full(M, -1, dtype=np.int64)
     for t in range(M):
         member[t] = _sets(alpha[t], y[t], lower[t], upper[t])
         upm[t] = 0.0 if member[t] & 1 else np.inf
@@ -214,10 +325,27 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                         i, Fmin, jmax, Fmax = _scan(active, na, member, F)
                         cf_ok = ckd_ok = False
                 if i >= 0 and jmax >= 0:
-                    na = _shrink(active, na, member, F, Fmin, Fmax, is_active)
+                    if ckd_ok:  # in the compact layout: positions kept, cached columns kept
+                        na_old = na
+                        if cst[4] == 1:  # leaving the identity layout: cached columns start from here
+                            cst[4] = 0
+                            cst[0] += 1
+                            cst[5] = 0
+                        na = _shrink_swap(active, na, member, cF, cup, clo, ckd, cpat, pos, is_active, Fmin, Fmax,
+                                          cbuf, cst, cgen, cslot, cowner)
+                        if 2 * na < cst[2]:  # slots twice too long: drop the cache for shorter, more columns
+                            cst[0] += 1
+                            cst[5] = 0
+                            cst[1] = 0
+                            cst[2] = na
+                            cst[3] = min(M, cbuf.shape[0] // na)
+                        if na != na_old:
+                            i, Fmin, jmax, Fmax = _cscan(active, na, cF, cup, clo)
+                            cf_ok = False
+                    else:
+                        na = _shrink(active, na, member, F, Fmin, Fmax, is_active)
+                        i, Fmin, jmax, Fmax = _scan(active, na, member, F)
                     min_active = min(min_active, na)
-                    i, Fmin, jmax, Fmax = _scan(active, na, member, F)
-                    cf_ok = ckd_ok = False
         # --- 2. stopping rule on the KKT gap ------------------------------------------------
         gap = Fmax - Fmin
         if gap <= tol or i < 0 or jmax < 0:
@@ -257,7 +385,6 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
             break
         # --- 3. j ----------------------------------------------------------------------------
         pi = pat[i]
-        Ki = get_col(Q, pi)
         Kii = Kd[pi]
         j = jmax
         if not ckd_ok:
@@ -270,6 +397,13 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                 cpat[q] = pat[t]
                 cF[q] = F[t]
             ckd_ok = True
+            cst[0] += 1  # a new layout: every cached compact column is stale
+            cst[5] = 0
+            cst[1] = 0
+            cst[2] = na
+            cst[3] = min(M, cbuf.shape[0] // na)
+            cst[4] = 1 if (ident and na == M) else 0
+        cKi = _ccol(Q, i, pi, cbuf, cst, cgen, cslot, cowner, -1, cpat, na)
         if second_order:
             if not cf_ok:
                 for q in range(na):
@@ -281,7 +415,7 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                 if fq > Fmin:
                     bt = fq - Fmin
                     pt = cpat[q]
-                    at = Kii + ckd[q] - 2.0 * Ki[pt] + 2.0 * shift
+                    at = Kii + ckd[q] - 2.0 * cKi[q] + 2.0 * shift
                     if at <= 0.0:
                         if at < -psd_rtol * max(1.0, abs(Kii) + abs(Kd[pt]) + 2.0 * shift):
                             if not clamp:
@@ -301,8 +435,10 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                 j = jmax
         # --- 4. clipped step along (+y_i at i, -y_j at j) ---------------------------------
         pj = pat[j]
-        Kj = get_col(Q, pj)
-        aij = Kii + Kd[pj] - 2.0 * Ki[pj] + 2.0 * shift
+        qi = pos[i]
+        qj = pos[j]
+        cKj = _ccol(Q, j, pj, cbuf, cst, cgen, cslot, cowner, i, cpat, na)
+        aij = Kii + Kd[pj] - 2.0 * cKi[qj] + 2.0 * shift
         yi = y[i]
         yj = y[j]
         ai_old = alpha[i]
@@ -328,8 +464,6 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                 status = UNBOUNDED
                 break
             aij = TAU
-        qi = pos[i]
-        qj = pos[j]
         lam = (cF[qj] - cF[qi]) / aij
         if lam >= mi or lam >= mj:
             if mi <= mj:
@@ -357,10 +491,10 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
         lom[i] = 0.0 if member[i] & 2 else -np.inf
         upm[j] = 0.0 if member[j] & 1 else np.inf
         lom[j] = 0.0 if member[j] & 2 else -np.inf
-        cup[pos[i]] = upm[i]
-        clo[pos[i]] = lom[i]
-        cup[pos[j]] = upm[j]
-        clo[pos[j]] = lom[j]
+        cup[qi] = upm[i]
+        clo[qi] = lom[i]
+        cup[qj] = upm[j]
+        clo[qj] = lom[j]
         di = yi * (ai_new - ai_old)
         dj = yj * (aj_new - aj_old)
         if shrinking:  # Gbar follows the variables at a non-zero bound (full columns)
@@ -369,6 +503,7 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
             if oi or ni_:
                 dc = (yi * ai_new if ni_ else 0.0) - (yi * ai_old if oi else 0.0)
                 if dc != 0.0:
+                    Ki = get_col(Q, pi)
                     for t in range(M):
                         Gbar[t] += dc * Ki[t if ident else pat[t]]
             oj = _at_nz(aj_old, lower[j], upper[j])
@@ -376,6 +511,7 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
             if oj or nj_:
                 dc = (yj * aj_new if nj_ else 0.0) - (yj * aj_old if oj else 0.0)
                 if dc != 0.0:
+                    Kj = get_col(Q, pj)
                     for t in range(M):
                         Gbar[t] += dc * Kj[t if ident else pat[t]]
         # the diagonal shift s I of Kt, applied here instead of to a copy of K
@@ -386,23 +522,13 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
         # order (the same i and j as a running strict comparison would give)
         Fmin = np.inf
         Fmax = -np.inf
-        if ident and na == M:
-            for t in range(M):  # active is the identity: q = t
-                ft = cF[t] + di * Ki[t] + dj * Kj[t]
-                cF[t] = ft
-                fl = ft + lom[t]
-                cf[t] = fl
-                Fmin = min(Fmin, ft + upm[t])
-                Fmax = max(Fmax, fl)
-        else:
-            for q in range(na):
-                pt = cpat[q]
-                ft = cF[q] + di * Ki[pt] + dj * Kj[pt]
-                cF[q] = ft
-                fl = ft + clo[q]
-                cf[q] = fl
-                Fmin = min(Fmin, ft + cup[q])
-                Fmax = max(Fmax, fl)
+        for q in range(na):  # every array here is contiguous over the active positions
+            ft = cF[q] + di * cKi[q] + dj * cKj[q]
+            cF[q] = ft
+            fl = ft + clo[q]
+            cf[q] = fl
+            Fmin = min(Fmin, ft + cup[q])
+            Fmax = max(Fmax, fl)
         cf_ok = True
         i = -1
         jmax = -1

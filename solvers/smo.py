@@ -331,6 +331,22 @@ def _objective(alpha, y, p, F):
 # ------------------------------------------------------------------------------------------------
 # the engine
 # ------------------------------------------------------------------------------------------------
+#: Megabytes of compact columns (the working pair's columns of a precomputed K restricted to the active
+#: variables, laid out contiguously: LIBSVM's cache of ``get_Q(i, active_size)``; 200 as SVC's default
+#: ``cache_size``) the engine keeps for a dense K.
+#: Never more than M x M floats. A raw-X kernel has its own cache (``RawKernel(cache_size=...)``); the engine
+#: then keeps only the two working columns.
+DENSE_CACHE_MB = 200.0
+
+
+def _compact_cache(qm, M: int) -> np.ndarray:
+    """The buffer of the engine's compact column cache: at least the two working columns (2 M floats)."""
+    n = 2 * M
+    if isinstance(qm, PrecomputedKernel):
+        n = max(n, min(M * M, int(DENSE_CACHE_MB * 1024**2) // 8))
+    return np.empty(n)
+
+
 def _engine(qm, pat, y, p, lower, upper, shift, *, tol, second, wss, max_iter, alpha0, shrinking, on_nonconvex,
             psd_scan, newton, name, stacklevel, coef_fn, t0):
     M = y.shape[0]
@@ -368,6 +384,7 @@ def _engine(qm, pat, y, p, lower, upper, shift, *, tol, second, wss, max_iter, a
 
     Q = qm.numba_q()
     out = np.zeros(5)
+    cbuf = _compact_cache(qm, M)
     n_iter = 0
     newton_steps = 0
     refreshes = 0
@@ -388,7 +405,7 @@ def _engine(qm, pat, y, p, lower, upper, shift, *, tol, second, wss, max_iter, a
             stale = False
         budget = min(chunk, max_iter - n_iter)
         it, code, gap = _k.solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second, budget, shrinking,
-                                 PSD_RTOL, clamp, alpha, F, Gbar, out)
+                                 PSD_RTOL, clamp, alpha, F, Gbar, out, cbuf)
         n_iter += int(it)
         if code != _k.NOT_CONVEX:
             min_active = min(min_active, int(out[4]))
