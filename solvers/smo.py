@@ -36,7 +36,9 @@ as LIBSVM; ``f(x) = sum_i coef_i k(x_i, x) + b`` with ``coef = alpha^+ - alpha^-
 
 **The kernel.**  Every entry point takes ``K`` as a dense Gram matrix, or a :class:`RawKernel` (raw X, a
 kernel, an LRU column cache of ``cache_size`` MB: the full K is never formed), or a
-:class:`PrecomputedKernel` (a checked dense K, reusable across calls).
+:class:`PrecomputedKernel` (a checked dense K, reusable across calls).  For a dense K the engine also keeps
+at most :data:`DENSE_CACHE_MB` of compact columns (K over the active variables, LIBSVM's layout; see
+:mod:`svmref.solvers._smo_kernel`).
 
 **Honesty.**  A kernel that is not positive semidefinite makes the dual non-convex.  SMO detects it by a
 pair with ``a_ij = Kt_ii + Kt_jj - 2 Kt_ij < 0`` met during the iterations and, for a dense K with

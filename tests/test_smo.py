@@ -701,6 +701,24 @@ def test_shrinking_changes_the_work_not_the_answer(dual):
     assert_kkt(dual, K, y, 1.0, on, 1e-8)
 
 
+@pytest.mark.parametrize("dual", ["l1_svm", "l2_svm", "least_1norm_svm", "svr"])
+def test_compact_column_cache_changes_where_columns_come_from_not_the_iterates(dual, monkeypatch):
+    """The engine's compact column cache (LIBSVM's cached columns over the active positions, kept across
+    shrinking by swapping positions) is only a faster way to read the same numbers: with a cache of two
+    columns (evictions at every step while the active set is large) the iterates, the iteration count and the
+    answer are those of the 200 MB cache that holds every column."""
+    K, y = _random(300, "rbf", 5)
+    args = (K, y, 10.0) + ((0.1,) if dual == "svr" else ())
+    big = getattr(smo, dual)(*args, tol=1e-8)
+    monkeypatch.setattr(smo, "DENSE_CACHE_MB", 0.0)  # the 2 M-float minimum: two working columns at full size
+    tiny = getattr(smo, dual)(*args, tol=1e-8)
+    assert big.status == tiny.status == "optimal"
+    assert big.n_iter == tiny.n_iter and big.info["min_active"] < K.shape[0]  # shrinking moved positions
+    np.testing.assert_array_equal(big.alpha, tiny.alpha)
+    off = getattr(smo, dual)(*args, tol=1e-8, shrinking=False)
+    assert abs(big.objective - off.objective) <= 1e-8 * max(1.0, abs(off.objective))
+
+
 @pytest.mark.parametrize("dual", ["ls_svm", "least_1norm_svm"])
 def test_separable_huge_C_converges_by_newton_steps(dual):
     """Issue 18: on separable data with C = 1e6 pairwise steps stall (LS: K + I/C has condition ~1e8;
