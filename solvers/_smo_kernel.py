@@ -42,7 +42,17 @@ so that the gradient of the shrunk variables is reconstructed from ``Gbar`` and 
 variables only (LIBSVM's ``reconstruct_gradient``).  The gap is re-checked on all variables, with the
 reconstructed gradient, before the loop reports :data:`OPTIMAL`; all variables come back once when
 the gap first falls below ``10 tol`` (LIBSVM's ``unshrink``).
+
+Layout (LIBSVM's): inside the loop the active variables are addressed by position ``q < na`` and their
+gradient ``cF``, masks ``cup``/``clo`` (``0`` or ``+-inf`` for membership in ``I_up``/``I_low``, so that both
+extremes come from branch-free ``min``/``max`` reductions), diagonal ``ckd`` and pattern ``cpat`` are contiguous
+arrays; ``F`` (indexed by variable) is brought up to date from ``cF`` before anything reads it by variable
+(shrinking, reconstruction, exit). The working pair's columns are read over the positions from a cache of compact
+columns (:func:`_ccol`, first in first out, never evicting the other working column). Shrinking in this layout
+(:func:`_shrink_swap`) moves the last kept variable into a removed one's position, so positions and cached columns
+survive; the slots are re-cut when the active set halves, and while nothing is shrunk the seam's own column is read.
 """
+
 from __future__ import annotations
 
 import numpy as np
