@@ -343,12 +343,12 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                             cst[5] = 0
                         na = _shrink_swap(active, na, member, cF, cup, clo, ckd, cpat, pos, is_active, Fmin, Fmax,
                                           cbuf, cst, cgen, cslot, cowner)
-                        if 2 * na < cst[2]:  # slots twice too long: drop the cache for shorter, more columns
+                        if 0 < na and 2 * na < cst[2]:  # slots twice too long: drop the cache for shorter, more columns
                             cst[0] += 1
                             cst[5] = 0
                             cst[1] = 0
                             cst[2] = na
-                            cst[3] = min(M, cbuf.shape[0] // na)
+                            cst[3] = min(M, cbuf.shape[0] // max(na, 1))
                         if na != na_old:
                             i, Fmin, jmax, Fmax = _cscan(active, na, cF, cup, clo)
                             cf_ok = False
@@ -411,7 +411,7 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
             cst[5] = 0
             cst[1] = 0
             cst[2] = na
-            cst[3] = min(M, cbuf.shape[0] // na)
+            cst[3] = min(M, cbuf.shape[0] // max(na, 1))
             cst[4] = 1 if (ident and na == M) else 0
         cKi = _ccol(Q, i, pi, cbuf, cst, cgen, cslot, cowner, -1, cpat, na)
         if second_order:
