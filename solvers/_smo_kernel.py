@@ -337,13 +337,14 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                 if i >= 0 and jmax >= 0:
                     if ckd_ok:  # in the compact layout: positions kept, cached columns kept
                         na_old = na
-                        if cst[4] == 1:  # leaving the identity layout: cached columns start from here
+                        recut = cst[4] == 1
+                        if recut:  # leaving the identity layout: the cache starts from here
                             cst[4] = 0
                             cst[0] += 1
                             cst[5] = 0
                         na = _shrink_swap(active, na, member, cF, cup, clo, ckd, cpat, pos, is_active, Fmin, Fmax,
                                           cbuf, cst, cgen, cslot, cowner)
-                        if 0 < na and 2 * na < cst[2]:  # slots twice too long: drop the cache for shorter, more columns
+                        if 0 < na and (recut or 2 * na < cst[2]):  # slots as long as the active set, or twice too long
                             cst[0] += 1
                             cst[5] = 0
                             cst[1] = 0
