@@ -9,8 +9,10 @@ and does a tiny warm-up fit (numba compilation is not timed); its resident size 
 
 Printed per N: both times and their ratio (ours / SVC, < 1: ours faster), both peak RSS, ``base`` (our child's
 resident size before the fit: interpreter, numpy, numba, X), and our budget ``cache + O(N d)`` that issue 12 asks for, written as
-``base + cache + 8 N (2 d + 8) bytes`` (X once more, its transpose for the column loop, and a handful of length-N
-vectors: alpha, gradient, ...). Besides the wall-clock ratio, ``cpu ratio`` compares the children's CPU times
+``base + cache + 8 N (2 d + 26) bytes``: X once more, its transpose for the column loop, and the solver's
+per-variable state, about 26 length-N vectors (alpha, gradient, bounds; the engine's compact layout: gradient,
+masks, diagonal, pattern and position of each active variable, the cache's bookkeeping and its two working columns).
+Besides the wall-clock ratio, ``cpu ratio`` compares the children's CPU times
 (``time.process_time``; both fits are single-threaded), which a shared machine disturbs less.
 The dual objectives ``D(alpha) = 1/2 v'Kv - sum alpha`` (``v = alpha * y``, 000 eq. (2)) of both answers are
 recomputed the same way (blocks of K over the support vectors, after the peak is read) and their relative
@@ -144,7 +146,7 @@ def main(argv=None) -> None:
             res[who] = r
         o, s = res["ours"], res["svc"]
         base = o["base_mb"]
-        budget = base + args.cache + 8.0 * n * (2 * args.d + 8) / 2**20
+        budget = base + args.cache + 8.0 * n * (2 * args.d + 26) / 2**20
         rel = abs(o["objective"] - s["objective"]) / abs(s["objective"])
         print(f"{n:>6} {o['time']:>8.2f} {s['time']:>8.2f} {o['time'] / s['time']:>6.2f} {o['cpu'] / s['cpu']:>9.2f} "
               f"{o['peak_mb']:>9.0f} "
