@@ -303,3 +303,37 @@ def test_every_subcommand_is_importable():
     for name, (module, _) in _SUBCOMMANDS.items():
         assert hasattr(importlib.import_module(module), "main"), name
     assert Path(__file__).exists()
+
+
+def _sleeps_then_marks(marker):
+    time.sleep(20.0)
+    Path(marker).write_text("finished")
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="needs signal.pthread_kill (POSIX)")
+def test_ctrl_c_delivered_to_another_thread_still_stops_the_wait(tmp_path):
+    """The operating system may deliver Ctrl-C to any thread of the verify process (BLAS and numba start
+    some); a wait blocked in the main thread must still stop while the solver is running, not only once its
+    answer (or --timeout) ends the wait: the solver's marker file must not exist yet when Ctrl-C is raised."""
+    import threading
+
+    from svmref.verify.worker import Runner
+
+    marker = tmp_path / "finished.txt"
+    runner = Runner(_sleeps_then_marks, timeout=60.0)
+    if not runner.isolated:
+        pytest.skip("no fork on this platform")
+
+    def interrupt_from_this_thread():
+        time.sleep(0.5)
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)   # the C handler runs in this thread
+
+    helper = threading.Thread(target=interrupt_from_this_thread)
+    helper.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            runner.call((str(marker),), {})
+        assert not marker.exists()     # raised during the solve, not after the 20 s answer
+    finally:
+        helper.join()
+        runner.kill()

@@ -32,6 +32,8 @@ _CONTRACT_ATTRS = ("alpha", "b", "c", "lam", "a", "status")
 
 #: Seconds a worker may take to start (a spawn worker imports numpy, svmref and the solver's module).
 _START_LIMIT = 300.0
+#: Seconds between checks for a pending Ctrl-C while waiting for the solver's answer.
+_POLL_SLICE = 0.1
 
 
 @dataclass
@@ -173,7 +175,7 @@ class Runner:
         t0 = time.perf_counter()
         try:
             self._conn.send((args, kwargs))
-            ready = self._conn.poll(self.timeout)
+            ready = self._wait(t0)
         except (BrokenPipeError, EOFError, OSError):
             ready = True
         if not ready:
@@ -193,6 +195,17 @@ class Runner:
                                time=time.perf_counter() - t0)
             return Outcome("raised", message=f"the answer cannot be read back: {type(exc).__name__}: {exc}",
                            time=time.perf_counter() - t0)
+
+    def _wait(self, t0: float) -> bool:
+        """Wait for the answer until ``timeout``, in short slices: a Ctrl-C that the operating system delivers
+        to another thread of this process (BLAS and numba start some) does not interrupt a blocking wait, and is
+        only acted on when the main thread runs Python again; between slices it is, at once."""
+        while True:
+            left = self.timeout - (time.perf_counter() - t0)
+            if left <= 0.0:
+                return False
+            if self._conn.poll(min(_POLL_SLICE, left)):
+                return True
 
     def kill(self) -> None:
         """Kill the worker (now) and forget it; the next call starts a fresh one."""
