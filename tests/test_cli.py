@@ -184,8 +184,11 @@ def test_verify_ctrl_c_prints_the_finished_rows_and_a_partial_verdict(solvers, t
     """A real SIGINT to a real ``svmref verify`` process: exit 130, the finished row, no traceback."""
     cmd = [sys.executable, "-m", "svmref.cli", "verify", f"{solvers}:slow_after_first", "-f", "l1_svm",
            "--timeout", "60", "--json", str(tmp_path / "partial.json")]
+    # a shell starts background jobs with SIGINT ignored, and an ignored signal is inherited: give the command
+    # the default disposition, so that Python turns Ctrl-C into KeyboardInterrupt there as in a terminal
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines = []
     deadline = time.time() + 60
     while time.time() < deadline:  # wait for the first row (q-linear-20, answered), then interrupt
@@ -328,6 +331,8 @@ def test_ctrl_c_delivered_to_another_thread_still_stops_the_wait(tmp_path):
         time.sleep(0.5)
         signal.pthread_kill(threading.get_ident(), signal.SIGINT)   # the C handler runs in this thread
 
+    # pytest run as a background job has SIGINT ignored (inherited from the shell): use Python's own handler here
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     helper = threading.Thread(target=interrupt_from_this_thread)
     helper.start()
     try:
@@ -337,3 +342,4 @@ def test_ctrl_c_delivered_to_another_thread_still_stops_the_wait(tmp_path):
     finally:
         helper.join()
         runner.kill()
+        signal.signal(signal.SIGINT, previous)
