@@ -334,11 +334,11 @@ def _objective(alpha, y, p, F):
 # the engine
 # ------------------------------------------------------------------------------------------------
 #: Megabytes of compact columns (the working pair's columns of a precomputed K restricted to the active
-#: variables, laid out contiguously: LIBSVM's cache of ``get_Q(i, active_size)``) the engine keeps for a dense K:
-#: 400 MB of float64 hold as many columns as SVC's default ``cache_size=200`` of float32 (at N = 20000, C = 100,
-#: 200 MB took 36.7 s, 400 MB 26.1 s). Never more than M x M floats (the size of K itself). A raw-X kernel has its
-#: own cache (``RawKernel(cache_size=...)``); the engine then keeps only the two working columns.
-DENSE_CACHE_MB = 400.0
+#: variables, laid out contiguously: LIBSVM's cache of ``get_Q(i, active_size)``; 200 as SVC's default
+#: ``cache_size``) the engine keeps for a dense K.
+#: Never more than M x M floats. A raw-X kernel has its own cache (``RawKernel(cache_size=...)``); the engine
+#: then keeps only the two working columns.
+DENSE_CACHE_MB = 200.0
 
 
 def _compact_cache(qm, M: int) -> np.ndarray:
