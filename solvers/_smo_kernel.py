@@ -202,6 +202,28 @@ def _cscan(active, na, cF, cup, clo):
     return i, Fmin, jmax, Fmax
 
 
+@njit(cache=True)
+def _new_layout(cst, na, M, nbuf):
+    """A new generation of the compact cache (every cached column stale), slots of length ``na``."""
+    cst[0] += 1
+    cst[1] = 0
+    cst[2] = na
+    cst[3] = min(M, nbuf // max(na, 1))
+    cst[5] = 0
+
+
+@njit(cache=True)
+def _unshrink(Q, pat, y, p, lower, upper, shift, alpha, F, Gbar, active, is_active):
+    """Every variable active again, with the gradient of the shrunk ones rebuilt (LIBSVM's ``unshrink``);
+    returns the new active count M."""
+    M = alpha.shape[0]
+    reconstruct(Q, pat, y, p, lower, upper, shift, alpha, F, Gbar, is_active)
+    for t in range(M):
+        active[t] = t
+        is_active[t] = True
+    return M
+
+
 @njit(cache=True, inline="always")
 def _sync(F, cF, active, na):
     # the compact gradient of the active variables back into F (indexed by variable)
@@ -327,11 +349,7 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                 if not unshrunk and Fmax - Fmin <= 10.0 * tol:
                     unshrunk = True
                     if na < M:
-                        reconstruct(Q, pat, y, p, lower, upper, shift, alpha, F, Gbar, is_active)
-                        for t in range(M):
-                            active[t] = t
-                            is_active[t] = True
-                        na = M
+                        na = _unshrink(Q, pat, y, p, lower, upper, shift, alpha, F, Gbar, active, is_active)
                         i, Fmin, jmax, Fmax = _scan(active, na, member, F)
                         cf_ok = ckd_ok = False
                 if i >= 0 and jmax >= 0:
@@ -345,11 +363,7 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                         na = _shrink_swap(active, na, member, cF, cup, clo, ckd, cpat, pos, is_active, Fmin, Fmax,
                                           cbuf, cst, cgen, cslot, cowner)
                         if 0 < na and (recut or 2 * na < cst[2]):  # slots as long as the active set, or twice too long
-                            cst[0] += 1
-                            cst[5] = 0
-                            cst[1] = 0
-                            cst[2] = na
-                            cst[3] = min(M, cbuf.shape[0] // max(na, 1))
+                            _new_layout(cst, na, M, cbuf.shape[0])
                         if na != na_old:
                             i, Fmin, jmax, Fmax = _cscan(active, na, cF, cup, clo)
                             cf_ok = False
@@ -363,11 +377,7 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
             if ckd_ok:
                 _sync(F, cF, active, na)
             if na < M:  # confirm on every variable, with the gradient reconstructed
-                reconstruct(Q, pat, y, p, lower, upper, shift, alpha, F, Gbar, is_active)
-                for t in range(M):
-                    active[t] = t
-                    is_active[t] = True
-                na = M
+                na = _unshrink(Q, pat, y, p, lower, upper, shift, alpha, F, Gbar, active, is_active)
                 i, Fmin, jmax, Fmax = _scan(active, na, member, F)
                 cf_ok = ckd_ok = False
                 gap = Fmax - Fmin
@@ -382,11 +392,7 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
             if ckd_ok:
                 _sync(F, cF, active, na)
             if na < M:
-                reconstruct(Q, pat, y, p, lower, upper, shift, alpha, F, Gbar, is_active)
-                for t in range(M):
-                    active[t] = t
-                    is_active[t] = True
-                na = M
+                na = _unshrink(Q, pat, y, p, lower, upper, shift, alpha, F, Gbar, active, is_active)
                 i, Fmin, jmax, Fmax = _scan(active, na, member, F)
                 cf_ok = ckd_ok = False
                 gap = Fmax - Fmin
@@ -408,11 +414,7 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                 cpat[q] = pat[t]
                 cF[q] = F[t]
             ckd_ok = True
-            cst[0] += 1  # a new layout: every cached compact column is stale
-            cst[5] = 0
-            cst[1] = 0
-            cst[2] = na
-            cst[3] = min(M, cbuf.shape[0] // max(na, 1))
+            _new_layout(cst, na, M, cbuf.shape[0])
             cst[4] = 1 if (ident and na == M) else 0
         cKi = _ccol(Q, i, pi, cbuf, cst, cgen, cslot, cowner, -1, cpat, na)
         if second_order:
