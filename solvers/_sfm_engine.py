@@ -137,21 +137,10 @@ def _select2(X, y, lam, F, C, w, mu, use_gram, Q, diag, act, inact, rows, n_rows
     """
     N, n = X.shape
     half = 0.5 / (1.0 - mu)
-    i = -1
-    gmax = -np.inf
-    gmin = np.inf
-    for q in range(n_rows):
-        t = rows[q]
-        g = y[t] - F[t]
-        if _in_up(lam[t], y[t], 0.0, C):
-            if g > gmax:
-                gmax = g
-                i = t
-        if _in_low(lam[t], y[t], 0.0, C):
-            if g < gmin:
-                gmin = g
-    if i < 0 or gmin == np.inf:
+    i, j_first, gap = _select(y, lam, F, C, rows, n_rows)
+    if i < 0 or j_first < 0:
         return -1, -1, np.inf
+    gmax = y[i] - F[i]
     na = 0
     ni = 0
     for k in range(n):
@@ -189,7 +178,7 @@ def _select2(X, y, lam, F, C, w, mu, use_gram, Q, diag, act, inact, rows, n_rows
                 if v <= best:
                     best = v
                     j = t
-    return i, j, gmax - gmin
+    return i, j, gap
 
 
 @njit(cache=True)
