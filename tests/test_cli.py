@@ -325,7 +325,7 @@ def test_ctrl_c_delivered_to_another_thread_still_stops_the_wait(tmp_path):
     marker = tmp_path / "finished.txt"
     runner = Runner(_sleeps_then_marks, timeout=60.0)
     if not runner.isolated:
-        pytest.skip("no fork on this platform")
+        pytest.skip(reason="no fork on this platform: the worker runs in-process and cannot be interrupted apart")
 
     def interrupt_from_this_thread():
         time.sleep(0.5)
