@@ -5,21 +5,15 @@ Decision function: ``f(x) = sum_i (alpha^+_i - alpha^-_i) k(x_i, x) + b``.
 """
 from __future__ import annotations
 
-import numbers
-
 import cvxpy as cp
-import numpy as np
+
+from svmref._validation import check_nonnegative
 
 from ._base import C_param, Formulation
 
 
 def _check_epsilon(epsilon) -> float:
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"epsilon must be a real number >= 0; got {epsilon!r}")
-    e = float(epsilon)
-    if not np.isfinite(e) or e < 0.0:
-        raise ValueError(f"epsilon (width of the insensitive tube) must be a finite number >= 0; got {epsilon!r}")
-    return e
+    return check_nonnegative(epsilon, "epsilon", "width of the insensitive tube")
 
 
 class SVR(Formulation):

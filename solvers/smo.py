@@ -58,7 +58,6 @@ instead of running to ``max_iter``.
 """
 from __future__ import annotations
 
-import numbers
 import time
 import warnings
 from dataclasses import dataclass
@@ -70,6 +69,7 @@ from svmref._validation import (
     NotConvexError,
     check_labels,
     check_max_iter,
+    check_nonnegative,
     check_positive,
     check_targets,
     check_tol,
@@ -589,11 +589,7 @@ def smo_solve(
         raise ValueError(f"lower must not exceed upper; lower[{i}] = {lower[i]!r} > upper[{i}] = {upper[i]!r}")
     if np.any(lower == np.inf) or np.any(upper == -np.inf):
         raise ValueError("lower must be < +inf and upper > -inf")
-    if isinstance(diag_shift, bool) or not isinstance(diag_shift, numbers.Real):
-        raise TypeError(f"diag_shift must be a real number >= 0; got {diag_shift!r}")
-    shift = float(diag_shift)
-    if not np.isfinite(shift) or shift < 0.0:
-        raise ValueError(f"diag_shift must be a finite number >= 0; got {diag_shift!r}")
+    shift = check_nonnegative(diag_shift, "diag_shift")
     tol = check_tol(tol, "tol")
     second, shrinking, newton = _check_options(wss, on_nonconvex, psd_scan, shrinking, newton)
     max_iter = max(10_000_000, 100 * n) if max_iter is None else check_max_iter(max_iter, "max_iter")
@@ -679,11 +675,7 @@ def svr(K, y, C, epsilon=0.1, *, tol=1e-3, wss="second", max_iter=None, shrinkin
     n = qm.n
     z = check_targets(y, n, "y")
     C = check_positive(C, "C")
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"epsilon must be a real number >= 0; got {epsilon!r}")
-    eps = float(epsilon)
-    if not np.isfinite(eps) or eps < 0.0:
-        raise ValueError(f"epsilon must be a finite number >= 0; got {epsilon!r}")
+    eps = check_nonnegative(epsilon, "epsilon", "width of the insensitive tube")
     tol = check_tol(tol, "tol")
     second, shrinking, newton = _check_options(wss, on_nonconvex, psd_scan, shrinking, newton)
     max_iter = max(10_000_000, 200 * n) if max_iter is None else check_max_iter(max_iter, "max_iter")

@@ -133,6 +133,18 @@ def check_positive(value, name: str) -> float:
     return v
 
 
+def check_nonnegative(value, name: str, what: str = "") -> float:
+    """Return ``value`` as a float, or raise unless it is a finite number >= 0 (``what``: a gloss for the message,
+    e.g. "width of the insensitive tube")."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        raise TypeError(f"{name} must be a real number >= 0; got {value!r}")
+    v = float(value)
+    if not np.isfinite(v) or v < 0.0:
+        gloss = f" ({what})" if what else ""
+        raise ValueError(f"{name}{gloss} must be a finite number >= 0; got {value!r}")
+    return v
+
+
 def check_scaled(value, name: str, scale: float, what: str = "max|K|") -> float:
     """A positive hyperparameter that multiplies a matrix: ``value * scale`` must neither overflow nor
     underflow to 0 (``scale`` is e.g. ``N * max|K|``, the size of ``K alpha`` for ``alpha`` of order 1).
