@@ -170,3 +170,15 @@ def cv_score(model: str, K_full, y, folds, *, C=None, gamma=None, epsilon=None, 
             sq += float(np.sum((fit.decision(K_cross) - y[te]) ** 2))
     n = len(y)
     return 100.0 * wrong / n if task == "classification" else sq / n
+
+
+def no_selection(dsets, splits, quick, seed) -> list[dict]:
+    """``selection_tasks`` of a table whose hyperparameters are selected inside each split: there are none."""
+    return []
+
+
+def every_split(dsets, models, splits: int, quick: bool, seed: int) -> list[dict]:
+    """``split_tasks`` when every split of every data set runs every model: one task per (data set, model,
+    split); ``models(d)`` gives the models of data set ``d``."""
+    return [{"dataset": d, "model": m, "split": s, "seed": seed, "quick": quick}
+            for d in dsets for m in models(d) for s in range(splits)]

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import cv_folds, cv_score, fit_model, grid, permutation_split, split_rng
+from ._common import cv_folds, cv_score, every_split, fit_model, grid, no_selection, permutation_split, split_rng
 
 NAME = "001-table1"
 TITLE = "RLS vs SVM: % test error on the UCI sets of 001 that ship with the package (001 Table 1)"
@@ -70,13 +70,11 @@ def datasets(quick: bool = False) -> list[str]:
     return list(SETS)
 
 
-def selection_tasks(dsets, splits, quick, seed) -> list[dict]:
-    return []  # selected inside each split
+selection_tasks = no_selection  # selected inside each split
 
 
 def split_tasks(dsets, splits, quick, seed, sel_rows) -> list[dict]:
-    return [{"dataset": d, "model": m, "split": s, "seed": seed, "quick": quick}
-            for d in dsets for m in MODELS for s in range(splits)]
+    return every_split(dsets, lambda d: MODELS, splits, quick, seed)
 
 
 def run_split(task: dict) -> dict:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import cv_folds, cv_score, fit_model, split_rng
+from ._common import cv_folds, cv_score, every_split, fit_model, no_selection, split_rng
 
 NAME = "001-table2"
 TITLE = "RLS vs SVM: % test error on the simulated 2-D problems (001 Table 2)"
@@ -60,13 +60,11 @@ def datasets(quick: bool = False) -> list[str]:
     return list(PROBLEMS)
 
 
-def selection_tasks(dsets, splits, quick, seed) -> list[dict]:
-    return []  # selected inside each repetition
+selection_tasks = no_selection  # selected inside each repetition
 
 
 def split_tasks(dsets, splits, quick, seed, sel_rows) -> list[dict]:
-    return [{"dataset": d, "model": m, "split": s, "seed": seed, "quick": quick}
-            for d in dsets for m in MODELS for s in range(splits)]
+    return every_split(dsets, lambda d: MODELS, splits, quick, seed)
 
 
 def run_split(task: dict) -> dict:

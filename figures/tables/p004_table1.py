@@ -38,7 +38,7 @@ import math
 
 import numpy as np
 
-from ._common import cv_folds, cv_score, fit_model, grid, permutation_split, split_rng, standardize
+from ._common import cv_folds, cv_score, every_split, fit_model, grid, no_selection, permutation_split, split_rng, standardize
 
 NAME = "004-table1"
 TITLE = "LS-SVM vs ISLS-SVM vs SVM: test error (% or MSE) and support vectors (004 Table 1)"
@@ -80,13 +80,11 @@ def datasets(quick: bool = False) -> list[str]:
     return list(SETS)
 
 
-def selection_tasks(dsets, splits, quick, seed) -> list[dict]:
-    return []  # tuned inside each split (004 §4)
+selection_tasks = no_selection  # tuned inside each split (004 §4)
 
 
 def split_tasks(dsets, splits, quick, seed, sel_rows) -> list[dict]:
-    return [{"dataset": d, "model": m, "split": s, "seed": seed, "quick": quick}
-            for d in dsets for m in SETS[d][2] for s in range(splits)]
+    return every_split(dsets, lambda d: SETS[d][2], splits, quick, seed)
 
 
 def _split(dataset, split, seed):
