@@ -151,6 +151,12 @@ def _shrink_swap(active, na, member, cF, cup, clo, ckd, cpat, pos, is_active, Fm
     clen = cst[2]
     used = cst[5]
     gen = cst[0]
+    # the moves (position last -> position q) are collected first and applied slot by slot afterwards, so
+    # that each cached column is read and written once, contiguously, instead of once per move (a move's
+    # source is never an earlier move's destination: destinations increase, sources decrease, q < last)
+    src = np.empty(na, dtype=np.int64)
+    dst = np.empty(na, dtype=np.int64)
+    nmv = 0
     q = 0
     while q < na:
         t = active[q]
@@ -171,14 +177,20 @@ def _shrink_swap(active, na, member, cF, cup, clo, ckd, cpat, pos, is_active, Fm
             clo[q] = clo[last]
             ckd[q] = ckd[last]
             cpat[q] = cpat[last]
-            for s in range(used):
-                o = cowner[s]
-                if o >= 0 and cgen[o] == gen and cslot[o] == s:
-                    cbuf[s * clen + q] = cbuf[s * clen + last]
+            src[nmv] = last
+            dst[nmv] = q
+            nmv += 1
             na = last
             q += 1
         else:
             na = q
+    if nmv > 0:
+        for s in range(used):
+            o = cowner[s]
+            if o >= 0 and cgen[o] == gen and cslot[o] == s:
+                base = s * clen
+                for k in range(nmv):
+                    cbuf[base + dst[k]] = cbuf[base + src[k]]
     return na
 
 
