@@ -385,7 +385,8 @@ def _engine(qm, pat, y, p, lower, upper, shift, *, tol, second, wss, max_iter, a
             else np.zeros(M)
 
     Q = qm.numba_q()
-    out = np.zeros(5)
+    out = np.zeros(6)
+    gathered = 0
     cbuf = _compact_cache(qm, M)
     n_iter = 0
     newton_steps = 0
@@ -412,6 +413,7 @@ def _engine(qm, pat, y, p, lower, upper, shift, *, tol, second, wss, max_iter, a
         if code != _k.NOT_CONVEX:
             min_active = min(min_active, int(out[4]))
             seen_nonconvex |= bool(out[3])
+            gathered += int(out[5])
         if code == _k.NOT_CONVEX:
             i, j, a = int(out[0]), int(out[1]), float(out[2])
             raise NotConvexError(
@@ -511,7 +513,8 @@ def _engine(qm, pat, y, p, lower, upper, shift, *, tol, second, wss, max_iter, a
         warnings.warn(f"{name}: {message} (status={status!r})",
                       NotConvexWarning if status == "not_convex" else ConvergenceWarning, stacklevel=stacklevel)
     info = {"diag_shift": shift, "max_iter": max_iter, "F_refreshes": refreshes, "F_drift": drift,
-            "newton_steps": newton_steps, "shrinking": shrinking, "min_active": min_active, **qm.cache_info()}
+            "newton_steps": newton_steps, "shrinking": shrinking, "min_active": min_active,
+            "compact_columns_gathered": gathered, **qm.cache_info()}
     return SMOResult(
         alpha=alpha, b=float(b), objective=objective, n_iter=int(n_iter), converged=converged, status=status,
         message=message, time=elapsed, kkt_gap=gap, info=info, coef=coef_fn(alpha), objective_sense="min",

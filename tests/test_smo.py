@@ -715,6 +715,8 @@ def test_compact_column_cache_changes_where_columns_come_from_not_the_iterates(d
     assert big.status == tiny.status == "optimal"
     assert big.n_iter == tiny.n_iter and big.info["min_active"] < K.shape[0]  # shrinking moved positions
     np.testing.assert_array_equal(big.alpha, tiny.alpha)
+    # the cache does its job: with room for every column far fewer are gathered from K than with two slots
+    assert 0 < big.info["compact_columns_gathered"] < tiny.info["compact_columns_gathered"] / 4
     off = getattr(smo, dual)(*args, tol=1e-8, shrinking=False)
     assert abs(big.objective - off.objective) <= 1e-8 * max(1.0, abs(off.objective))
 
