@@ -128,21 +128,118 @@ def get_col(Q, p):
     return buf[best]
 
 
+@njit(cache=True, inline="always")
+def _pair(K, r, c, maxasym, maxabs):
+    x = K[r, c]
+    z = K[c, r]
+    if not (np.isfinite(x) and np.isfinite(z)):
+        return False, maxasym, maxabs
+    return True, max(maxasym, abs(x - z)), max(maxabs, max(abs(x), abs(z)))
+
+
+@njit(cache=True)
+def _first_bad(K, r0, r1, c):
+    # a non-finite entry among K[r, c] and K[c, r], r0 <= r < r1, as a flat index
+    n = K.shape[0]
+    for r in range(r0, r1):
+        if not np.isfinite(K[r, c]):
+            return r * n + c
+        if not np.isfinite(K[c, r]):
+            return c * n + r
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _scan_sym(K, block):
+    """``(flat index of a non-finite entry or -1, max_ij |K_ij - K_ji|, max_ij |K_ij|)`` in one pass over the
+    tiles of the upper triangle, for :func:`scan_gram`.
+
+    Off the diagonal tiles, eight rows at a time: for each column c the eight entries ``K[r:r+8, c]`` (eight
+    forward streams) meet ``K[c, r:r+8]`` (one cache line), in straight-line code with one finiteness branch
+    per eight pairs. That is 1.4x faster
+    than the pair-by-pair loop (0.093 s against 0.128 s at N = 10000, one core); a loop the compiler
+    vectorises is slower still, because it reads the transposed side with gather instructions.
+    """
+    n = K.shape[0]
+    maxabs = 0.0
+    maxasym = 0.0
+    for ib in range(0, n, block):
+        ie = min(ib + block, n)
+        for r in range(ib, ie):  # the diagonal tile, pair by pair
+            for c in range(r, ie):
+                ok, maxasym, maxabs = _pair(K, r, c, maxasym, maxabs)
+                if not ok:
+                    return _first_bad(K, r, r + 1, c), maxasym, maxabs
+        for jb in range(ie, n, block):
+            je = min(jb + block, n)
+            r = ib
+            while r + 8 <= ie:
+                for c in range(jb, je):
+                    x0 = K[r, c]
+                    x1 = K[r + 1, c]
+                    x2 = K[r + 2, c]
+                    x3 = K[r + 3, c]
+                    x4 = K[r + 4, c]
+                    x5 = K[r + 5, c]
+                    x6 = K[r + 6, c]
+                    x7 = K[r + 7, c]
+                    z0 = K[c, r]
+                    z1 = K[c, r + 1]
+                    z2 = K[c, r + 2]
+                    z3 = K[c, r + 3]
+                    z4 = K[c, r + 4]
+                    z5 = K[c, r + 5]
+                    z6 = K[c, r + 6]
+                    z7 = K[c, r + 7]
+                    d0 = abs(x0 - z0)
+                    d1 = abs(x1 - z1)
+                    d2 = abs(x2 - z2)
+                    d3 = abs(x3 - z3)
+                    d4 = abs(x4 - z4)
+                    d5 = abs(x5 - z5)
+                    d6 = abs(x6 - z6)
+                    d7 = abs(x7 - z7)
+                    # a NaN or an infinity among the sixteen makes some d NaN or infinite, and the sum with it
+                    # (max() would drop a NaN); a finite difference that overflows is a false alarm, then
+                    # _first_bad finds nothing and the pass goes on
+                    w = ((d0 + d1) + (d2 + d3)) + ((d4 + d5) + (d6 + d7))
+                    if not (w < np.inf):
+                        bad = _first_bad(K, r, r + 8, c)
+                        if bad >= 0:
+                            return bad, maxasym, maxabs
+                    a = max(max(max(abs(x0), abs(x1)), max(abs(x2), abs(x3))),
+                            max(max(abs(x4), abs(x5)), max(abs(x6), abs(x7))))
+                    b = max(max(max(abs(z0), abs(z1)), max(abs(z2), abs(z3))),
+                            max(max(abs(z4), abs(z5)), max(abs(z6), abs(z7))))
+                    maxabs = max(maxabs, max(a, b))
+                    maxasym = max(maxasym, max(max(max(d0, d1), max(d2, d3)), max(max(d4, d5), max(d6, d7))))
+                r += 8
+            for rr in range(r, ie):  # the rows left over (fewer than eight)
+                for c in range(jb, je):
+                    ok, maxasym, maxabs = _pair(K, rr, c, maxasym, maxabs)
+                    if not ok:
+                        return _first_bad(K, rr, rr + 1, c), maxasym, maxabs
+    return -1, maxasym, maxabs
+
+
 @njit(cache=True, nogil=True)
 def scan_gram(K, block, with_rows=True):
-    """One tiled pass over the upper triangle of K (blocks of ``block``): ``(first non-finite flat index or
+    """One tiled pass over the upper triangle of K (blocks of ``block``): ``(flat index of a non-finite entry or
     -1, max_ij |K_ij - K_ji|, max_ij |K_ij|, row sums of |K|)``.
 
     The checks of :func:`svmref._validation.check_gram` without its ``N x N`` temporaries (at N = 10,000
     ``check_gram`` needs 2.7 s and 2.4 GB; this pass one read of K), plus the row sums that give the 1-norm
     of a symmetric K (the condition estimate of :mod:`svmref.solvers.linear` needs it; ``with_rows=False``
-    skips them, a third of the pass's time, and returns an empty array). The one compiled scan of K for every
-    solver. On a non-finite entry it stops at once (the other values are then partial).
+    skips them and takes the faster pass of :func:`_scan_sym`, returning an empty array). The one compiled scan
+    of K for every solver. On a non-finite entry it stops at once (the other values are then partial).
     """
     n = K.shape[0]
+    if not with_rows:
+        bad, maxasym, maxabs = _scan_sym(K, block)
+        return bad, maxasym, maxabs, np.zeros(0)
     maxabs = 0.0
     maxasym = 0.0
-    rows = np.zeros(n if with_rows else 0)
+    rows = np.zeros(n)
     for ib in range(0, n, block):
         ie = min(ib + block, n)
         for jb in range(ib, n, block):
@@ -152,7 +249,7 @@ def scan_gram(K, block, with_rows=True):
                     x = K[r, c]
                     z = K[c, r]
                     if not (np.isfinite(x) and np.isfinite(z)):
-                        return r * n + c, maxasym, maxabs, rows
+                        return _first_bad(K, r, r + 1, c), maxasym, maxabs, rows
                     ax = abs(x)
                     az = abs(z)
                     if ax > maxabs:
