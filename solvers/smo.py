@@ -76,7 +76,7 @@ from svmref._validation import (
 )
 
 from . import _smo_kernel as _k
-from ._qmatrix import PrecomputedKernel, RawKernel, as_qmatrix
+from ._qmatrix import PrecomputedKernel, RawKernel, as_qmatrix, available_memory
 from ._result import ConvergenceWarning, SolverResult, warn_not_converged
 
 __all__ = ["SMOResult", "smo_solve", "l1_svm", "l2_svm", "ls_svm", "least_1norm_svm", "svr", "WSS",
@@ -334,18 +334,24 @@ def _objective(alpha, y, p, F):
 # the engine
 # ------------------------------------------------------------------------------------------------
 #: Megabytes of compact columns (the working pair's columns of a precomputed K restricted to the active
-#: variables, laid out contiguously: LIBSVM's cache of ``get_Q(i, active_size)``; 200 as SVC's default
-#: ``cache_size``) the engine keeps for a dense K.
-#: Never more than M x M floats. A raw-X kernel has its own cache (``RawKernel(cache_size=...)``); the engine
-#: then keeps only the two working columns.
-DENSE_CACHE_MB = 200.0
+#: variables, laid out contiguously: LIBSVM's cache of ``get_Q(i, active_size)``) the engine keeps for a dense K:
+#: 400 MB of float64 hold as many kernel values as SVC's default ``cache_size`` of 200 MB, which LIBSVM fills
+#: with float32. Never more than M x M floats. Only the slots used are touched. A raw-X kernel has its own cache
+#: (``RawKernel(cache_size=...)``); the engine then keeps only the two working columns.
+DENSE_CACHE_MB = 400.0
 
 
 def _compact_cache(qm, M: int) -> np.ndarray:
-    """The buffer of the engine's compact column cache: at least the two working columns (2 M floats)."""
+    """The buffer of the engine's compact column cache: at least the two working columns (2 M floats); for a
+    dense K up to :data:`DENSE_CACHE_MB`, but never more than a quarter of the memory available now (the cache
+    only saves time: a small one is slower, never wrong)."""
     n = 2 * M
     if isinstance(qm, PrecomputedKernel):
-        n = max(n, min(M * M, int(DENSE_CACHE_MB * 1024**2) // 8))
+        want = min(M * M, int(DENSE_CACHE_MB * 1024**2) // 8)
+        avail = available_memory()
+        if avail is not None:
+            want = min(want, avail // 32)
+        n = max(n, want)
     return np.empty(n)
 
 

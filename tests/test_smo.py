@@ -759,6 +759,22 @@ def test_compact_column_cache_changes_where_columns_come_from_not_the_iterates(d
     assert abs(big.objective - off.objective) <= 1e-8 * max(1.0, abs(off.objective))
 
 
+def test_compact_cache_takes_at_most_a_quarter_of_the_memory_available(monkeypatch):
+    """The compact cache is only a speed-up: where memory is short it shrinks (to 1/32 of what is available, in
+    floats: a quarter of the bytes), down to the two working columns, and the answer is the same."""
+    K, y = _random(300, "rbf", 5)
+    qm = smo.PrecomputedKernel(K)
+    assert smo._compact_cache(qm, 300).size == 300 * 300  # room for every column
+    big = smo.l1_svm(qm, y, 10.0, tol=1e-8)
+    monkeypatch.setattr(smo, "available_memory", lambda: 32 * 1000)
+    assert smo._compact_cache(qm, 300).size == 1000
+    monkeypatch.setattr(smo, "available_memory", lambda: 0)
+    assert smo._compact_cache(qm, 300).size == 600
+    small = smo.l1_svm(qm, y, 10.0, tol=1e-8)
+    np.testing.assert_array_equal(small.alpha, big.alpha)
+    assert small.info["compact_columns_gathered"] > big.info["compact_columns_gathered"]
+
+
 @pytest.mark.parametrize("dual", ["ls_svm", "least_1norm_svm"])
 def test_separable_huge_C_converges_by_newton_steps(dual):
     """Issue 18: on separable data with C = 1e6 pairwise steps stall (LS: K + I/C has condition ~1e8;
