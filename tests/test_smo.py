@@ -668,6 +668,54 @@ def test_scan_gram_both_passes_agree_with_numpy(n):
                     assert not np.isfinite(K2.flat[bad])
 
 
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 70])
+def test_sketch_pass_computes_K_v_and_K_transpose_v(n):
+    """The one-pass sketch gives K v and K' v (eight-row groups and the rows left over) to rounding."""
+    from svmref.solvers._qmatrix import _sketch_pass
+
+    rng = np.random.default_rng(n)
+    K = rng.standard_normal((n, n))
+    V = rng.standard_normal((2, n))
+    U = np.zeros((2, n))
+    W = np.zeros((2, n))
+    _sketch_pass(K, V, U, W)
+    np.testing.assert_allclose(U, V @ K.T, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(W, V @ K, rtol=1e-12, atol=1e-12)
+
+
+def test_precomputed_kernel_sketch_refuses_what_the_exact_pass_refuses(monkeypatch):
+    """From SKETCH_MIN_N on K is first checked by the sketch; whatever it does not accept goes to the exact
+    pass. So: every asymmetry just above the tolerance and every NaN/inf is refused (with the exact pass's
+    message), an asymmetry below it is accepted, and a symmetric K is accepted by the sketch alone."""
+    from svmref.solvers import _qmatrix
+
+    monkeypatch.setattr(_qmatrix, "SKETCH_MIN_N", 1)
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((203, 4))
+    K = rbf_kernel(X, sigma=1.5)
+    exact_calls = []
+    real_scan = _qmatrix.gram_scan
+    monkeypatch.setattr(_qmatrix, "gram_scan", lambda *a: exact_calls.append(1) or real_scan(*a))
+    _qmatrix.PrecomputedKernel(K)
+    assert exact_calls == []  # accepted by the sketch alone
+    _qmatrix.PrecomputedKernel(K, exact_check=True)
+    assert exact_calls == [1]
+    for trial in range(40):
+        i, j = rng.choice(203, 2, replace=False)
+        K2 = K.copy()
+        K2[i, j] += 1.0001e-8  # just above 1e-8 max|K| (max|K| = 1, the diagonal)
+        with pytest.raises(ValueError, match="symmetric"):
+            _qmatrix.PrecomputedKernel(K2)
+        K2[i, j] = [np.nan, np.inf, -np.inf][trial % 3]
+        with pytest.raises(ValueError, match="NaN or infinity"):
+            _qmatrix.PrecomputedKernel(K2)
+    K2 = K.copy()
+    K2[3, 4] += 5e-9  # below the tolerance: the sketch does not accept it, the exact pass does
+    _qmatrix.PrecomputedKernel(K2)
+    with pytest.raises(TypeError, match="exact_check"):
+        _qmatrix.PrecomputedKernel(K, exact_check="yes")
+
+
 # ------------------------------------------------------------------------------------------------
 # issue 12: the kernel seam (dense / raw X with an LRU cache), shrinking, Newton steps
 # ------------------------------------------------------------------------------------------------
