@@ -28,7 +28,8 @@ from numba import njit
 from svmref import kernels as _kernels
 from svmref._validation import check_gram, check_positive, check_X
 
-__all__ = ["gram_scan", "scan_gram", "sketch_symmetric", "PrecomputedKernel", "RawKernel", "as_qmatrix", "get_col", "RAW_KERNELS", "available_memory"]
+__all__ = ["gram_scan", "scan_gram", "sketch_symmetric", "PrecomputedKernel", "RawKernel", "as_qmatrix", "get_col",
+           "RAW_KERNELS", "available_memory"]
 
 KIND_DENSE = 0
 KIND_RAW = 1
