@@ -138,9 +138,9 @@ def main(argv=None) -> None:
               f"{args.clock} clock; load {os.getloadavg()[0]:.2f}")
         if args.n:
             print("\n## precomputed K: our L1 SMO vs SVC(kernel='precomputed') (ratio < 1: ours faster)")
-            print("# ours: l1_svm(K, ...) including its check of K (finite, symmetric: one tiled read of K); "
-                  "checked-once: K wrapped in PrecomputedKernel before the clock starts, as a user fitting several C "
-                  "on one K does (the optimiser alone)")
+            print("# ours: l1_svm(K, ...) including its check of K (finite, symmetric: one sketch pass over K, the "
+                  "exact tiled pass if it does not accept); checked-once: K wrapped in PrecomputedKernel before the "
+                  "clock starts, as a user fitting several C on one K does (the optimiser alone)")
             print(f"{'N':>6} {'C':>6} {'ours[s]':>9} {'noshrink[s]':>11} {'SVC[s]':>9} {'ratio':>7} {'ratio_ns':>8} "
                   f"{'checked-once':>12} {'it(ours)':>9} {'it(SVC)':>9} {'D(ours)-D(SVC)':>15}")
             for n in args.n:
