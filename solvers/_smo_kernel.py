@@ -181,30 +181,6 @@ def _ccol(Q, v, pv, cbuf, cst, cgen, cslot, cowner, clink, mlog, sver, protect, 
 
 
 @njit(cache=True)
-def _sort_layout(active, na, cF, cup, clo, ckd, cpat, pos, is_active, cst):
-    """Put the active variables back in variable order (position ``q`` holds the ``q``-th active variable), at
-    a re-cut of the slots, when no cached column has to follow: the gathers run forwards again."""
-    if cst[9] == 0:
-        return
-    src = np.empty(na, dtype=np.int64)
-    k = 0
-    for t in range(is_active.shape[0]):
-        if is_active[t]:
-            src[k] = pos[t]
-            k += 1
-    for arr in (cF, cup, clo, ckd):
-        tmp = arr[src]
-        arr[:na] = tmp
-    tmpi = cpat[src]
-    cpat[:na] = tmpi
-    tmpa = active[src]
-    active[:na] = tmpa
-    for q in range(na):
-        pos[active[q]] = q
-    cst[9] = 0
-
-
-@njit(cache=True)
 def _order_positions(is_active, pos, cperm):
     """``cperm``: the positions of the active variables in variable order (see :func:`_ccol`)."""
     k = 0
@@ -462,7 +438,6 @@ def solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second_order, max_i
                                           cst, mlog)
                         if 0 < na and (recut or 2 * na < cst[2]):  # slots as long as the active set, or twice too long
                             _new_layout(cst, na, M, cbuf.shape[0])
-                            _sort_layout(active, na, cF, cup, clo, ckd, cpat, pos, is_active, cst)
                         if na != na_old:
                             i, Fmin, jmax, Fmax = _cscan(active, na, cF, cup, clo)
                             cf_ok = False
