@@ -19,7 +19,7 @@ s.t. ``y_j (a'x_j + b) >= 1 - delta_j``, ``delta_j >= 0``, trained with the gene
 003 §2.6 (:func:`svmref.solvers.support_features.selectivity_path`, warm-started along the ``mu`` grid; its
 ``loo=True`` computes the LOO errors). A feature is selected when ``a_i != 0`` (003 eq. (8): soft
 thresholding makes the others exactly zero). The data come from
-:func:`svmref.solvers.support_features.two_hypercubes` (its docstring gives the exact construction).
+:func:`svmref.datasets.two_hypercubes` (its docstring gives the exact construction).
 
 The thesis does not give ``C``. Here ``C`` is chosen the way one would tune a plain SVM: the value in
 :data:`CS` with the smallest LOO error at ``mu = 0`` (ties: the smaller ``C``).
@@ -107,7 +107,8 @@ def compute(seed: int = DEFAULT_SEED, *, mus=None, C: float | None = None, n_tes
     ``seed`` seeds the training sample; the test sample uses ``seed + 1``. ``C=None`` chooses ``C``
     by LOO at ``mu = 0`` over :data:`CS`. ``fast`` uses 7 values of ``mu`` and 20000 test patterns.
     """
-    from svmref.solvers.support_features import selectivity_path, two_hypercubes
+    from svmref.datasets import two_hypercubes
+    from svmref.solvers.support_features import selectivity_path
 
     if mus is None:
         mus = np.tanh(np.linspace(0.0, ARTANH_MAX, 7 if fast else N_MUS))

@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from svmref import kernels as _kernels
-from svmref._validation import check_gram, check_positive, check_X
+from svmref._validation import check_cache_size, check_gram, check_positive, check_X
 
 __all__ = ["gram_scan", "scan_gram", "sketch_symmetric", "PrecomputedKernel", "RawKernel", "as_qmatrix", "get_col",
            "RAW_KERNELS", "available_memory"]
@@ -464,11 +464,7 @@ class RawKernel:
         if not isinstance(kernel, str) or kernel not in RAW_KERNELS:
             raise ValueError(f"kernel must be one of {sorted(RAW_KERNELS)} for raw X; got {kernel!r} "
                              "(for another kernel, pass its Gram matrix K)")
-        if isinstance(cache_size, bool) or not isinstance(cache_size, (numbers.Real, np.floating, np.integer)):
-            raise TypeError(f"cache_size must be a number of megabytes > 0; got {cache_size!r}")
-        cache_size = float(cache_size)
-        if not math.isfinite(cache_size) or cache_size <= 0.0:
-            raise ValueError(f"cache_size must be a finite number of megabytes > 0; got {cache_size!r}")
+        cache_size = check_cache_size(cache_size)
         X = check_X(X, "X")
         self.X = X
         self.n, self.d_features = X.shape

@@ -8,7 +8,8 @@ features machine 003 §2.6 with ``l = 0, u = C``):
     I_up  = {t : y_t = +1, alpha_t < u_t}  u  {t : y_t = -1, alpha_t > l_t}   (000 calls it I_L)
     I_low = {t : y_t = +1, alpha_t > l_t}  u  {t : y_t = -1, alpha_t < u_t}   (000 calls it I_U)
 
-and the point is optimal iff ``max_{I_low} F <= min_{I_up} F`` (000, eq. (10)/(11)). Used by the box-dual
+and the point is optimal iff ``max_{I_low} F <= min_{I_up} F`` (000, eq. (11) for a box; eq. (10) is the
+LS-SVM case, with no bounds, where both sets hold every pattern). Used by the box-dual
 SMO (:mod:`svmref.solvers._smo_kernel`) and the generalised SMO of the support features machine
 (:mod:`svmref.solvers._sfm_engine`).
 """
@@ -47,7 +48,8 @@ def bias(y, lower, upper, alpha, F):
     """``b = -rho`` (LIBSVM's ``calculate_rho``): ``rho`` = mean of ``F`` over the free variables,
     else the midpoint of ``[max F over I_low-only, min F over I_up-only]``.
 
-    Why: the KKT conditions (000 eq. (6), (7)) read ``F_t = -b`` for a free ``alpha_t`` and
+    Why: the KKT conditions (000 eq. (6) for a box; eq. (7) for the LS-SVM, every variable free with the
+    shifted kernel of 000 eq. (2)) read ``F_t = -b`` for a free ``alpha_t`` and
     ``max_{I_low} F <= -b <= min_{I_up} F`` in general (the same for epsilon-SVR, whose ``F`` carries
     ``+-epsilon - z_t``).
     """

@@ -999,7 +999,7 @@ class SupportFeaturesClassifier(_Classifier):
     Examples
     --------
     >>> from svmref.solvers.estimators import SupportFeaturesClassifier
-    >>> from svmref.solvers.support_features import two_hypercubes
+    >>> from svmref.datasets import two_hypercubes
     >>> X, y = two_hypercubes(seed=0)            # 003 §3: 25 + 25 patterns, 5 informative features of 50
     >>> dense = SupportFeaturesClassifier(C=1.0, mu=0.0).fit(X, y)
     >>> sparse = SupportFeaturesClassifier(C=1.0, mu=0.99).fit(X, y)

@@ -38,8 +38,6 @@ path, leave-one-out and the data of 003 §3.1 are :mod:`svmref.solvers._sfm_path
 """
 from __future__ import annotations
 
-import math
-import numbers
 import time as _time
 import warnings
 from dataclasses import dataclass
@@ -47,6 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from svmref._validation import (
+    check_cache_size,
     check_labels,
     check_max_iter,
     check_mu,
@@ -57,7 +56,7 @@ from svmref._validation import (
 
 from ._qmatrix import PrecomputedKernel, RawKernel
 from ._result import ConvergenceWarning, SolverResult, warn_not_converged
-from ._sfm_engine import REFRESH_EVERY, _refresh, _select, _smo
+from ._sfm_engine import REFRESH_EVERY, _refresh, _rejudge, _smo
 from ._smo_common import bias as _libsvm_bias
 
 __all__ = [
@@ -300,8 +299,7 @@ def support_features(X, y, C=1.0, mu=0.0, *, tol=1e-3, max_iter=None, lam0=None,
         # Judge the result against the caller's tol, not the tightened one: a tightened round that stopped early
         # (max_iter, or a stall below working precision) may still have met tol on both measures, and a run
         # whose duality gap stays above tol after the last round has not met it, whatever its KKT gap.
-        _refresh(X, y, lam, mu, w, F)
-        gap = float(_select(y, lam, F, C, np.arange(X.shape[0]), X.shape[0])[2])
+        gap = float(_rejudge(X, y, lam, mu, w, F, C, np.empty(X.shape[0], dtype=np.int64), False)[1])
         dgap = _relative_duality_gap(X, y, lam, w, F, C, mu, b_rule)
         if gap <= tol and dgap <= tol:
             code = 0
@@ -330,16 +328,6 @@ def _no_gram():
     return _NO_GRAM[0]
 
 
-def _check_cache_size(cache_size) -> float:
-    """``cache_size`` in megabytes, a finite number > 0 (the checks and messages of ``_qmatrix.RawKernel``)."""
-    if isinstance(cache_size, bool) or not isinstance(cache_size, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"cache_size must be a number of megabytes > 0; got {cache_size!r}")
-    cache_size = float(cache_size)
-    if not math.isfinite(cache_size) or cache_size <= 0.0:
-        raise ValueError(f"cache_size must be a finite number of megabytes > 0; got {cache_size!r}")
-    return cache_size
-
-
 def _gram_seam(X, use_gram, cache_size, gram):
     """``(use_gram, seam)``: whether the engine reads columns of ``K = X X'``, and the kernel seam it reads
     them from (issue 12; :func:`svmref.solvers._qmatrix.get_col`): the caller's ``gram``, else a linear
@@ -352,7 +340,7 @@ def _gram_seam(X, use_gram, cache_size, gram):
         use_gram = None
     else:
         raise ValueError(f"use_gram must be 'auto', True or False; got {use_gram!r}")
-    cache_size = _check_cache_size(cache_size)
+    cache_size = check_cache_size(cache_size)
     if use_gram is None:
         use_gram = gram is not None or cache_size * 1024**2 // (8 * N) >= AUTO_CACHE_FRACTION * N
     if gram is not None and not use_gram:
@@ -414,7 +402,6 @@ def _finish(X, y, C, mu, lam, w, F, b_rule, n_iter, gap, code, tol, t0, info, wh
                           "violating pair cannot move; use a larger tol")
         if why:
             message += "; use a larger tol"
-        converged = False
         warnings.warn(f"support_features: {message} (status='numerical_issue')", ConvergenceWarning, stacklevel=4)
     info = dict(info, b_rule=how, n_free=int(np.sum((lam > 0) & (lam < C))), n_bound=int(np.sum(lam >= C)))
     return SFMResult(alpha=lam, b=b, objective=W, n_iter=n_iter, converged=converged, status=status,

@@ -145,6 +145,17 @@ def check_nonnegative(value, name: str, what: str = "") -> float:
     return v
 
 
+def check_cache_size(cache_size, name: str = "cache_size") -> float:
+    """Return a cache size in megabytes as a float, or raise unless it is a finite number > 0 (as
+    ``sklearn.svm.SVC(cache_size=...)``)."""
+    if isinstance(cache_size, bool) or not isinstance(cache_size, (numbers.Real, np.floating, np.integer)):
+        raise TypeError(f"{name} must be a number of megabytes > 0; got {cache_size!r}")
+    v = float(cache_size)
+    if not np.isfinite(v) or v <= 0.0:
+        raise ValueError(f"{name} must be a finite number of megabytes > 0; got {cache_size!r}")
+    return v
+
+
 def check_scaled(value, name: str, scale: float, what: str = "max|K|") -> float:
     """A positive hyperparameter that multiplies a matrix: ``value * scale`` must neither overflow nor
     underflow to 0 (``scale`` is e.g. ``N * max|K|``, the size of ``K alpha`` for ``alpha`` of order 1).

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from svmref._validation import is_psd
+from svmref._validation import check_nonnegative, is_psd
 from svmref.kernels import kernel_matrix
 
 __all__ = ["Instance", "SUITES", "SCALABLE", "suite", "TASK", "load_csv", "from_data"]
@@ -404,8 +404,6 @@ def from_data(X, y, formulation: str, *, C: float = 1.0, mu: float = 0.5, sigma:
     kp = {} if kernel == "linear" else {"sigma": float(sigma) if sigma else float(np.sqrt(X.shape[1]))}
     hyper = {"gamma": 1.0 / (C * tr.size)} if task == "rls" else {"C": float(C)}
     if task == "svr":
-        if isinstance(epsilon, bool) or not np.isfinite(float(epsilon)) or float(epsilon) < 0:
-            raise ValueError(f"epsilon must be a finite number >= 0; got {epsilon!r}")
-        hyper["epsilon"] = float(epsilon)
+        hyper["epsilon"] = check_nonnegative(epsilon, "epsilon", "width of the insensitive tube")
     return Instance(name, X[tr], y[tr], X[te], kernel, kp, hyper, True,
                     f"user data: {tr.size} training patterns, {X.shape[1]} standardised features, {kernel} kernel")
