@@ -110,10 +110,11 @@ def main(argv=None):
                     warnings.simplefilter("ignore")
                     out[key] = fit(K, y, a.C)
 
-            ls_svm(K, y, a.C)                           # warm-up (numba caches, BLAS)
             fns = [run_isls, lambda: ls_svm(K, y, a.C)]
             if base is not None:
                 fns.append(lambda: run_isls(base.isls_svm, "base"))
+            for f in fns:  # warm-up: numba caches (ISLS's double-double kernel), BLAS
+                f()
             (t, t0, *tb), (c, c0, *cb) = interleaved(fns, a.repeat)
             r = out["r"]
             ratio = t / t0

@@ -83,7 +83,7 @@ QR_MAX_M = 256
 #: An iterate is accepted when ||residual of (N)|| <= this x max(1, ||v||) (the residual bounds the error: M >= I) ...
 _CERTIFY = 1e-11
 #: ... or when the refinement has reached float64's floor, a normwise backward error ``||r|| / (||M|| ||v|| + ||g||)``
-#: (Rigal-Gaches; the test of LAPACK's iterative refinement, xPORFS) of at most this, AND the forward-error bound that
+#: (Rigal-Gaches 1967; LAPACK's xPORFS tests the componentwise one) of at most this, AND the forward-error bound that
 #: follows, ``||v - v*|| <= ||M^-1|| ||r_true|| <= ||r|| + _RESID_ROUND u (||M|| ||v|| + ||g||)`` (``M >= I``; the
 #: second term models the rounding of the float64 residual itself, ``||M||`` taken as twice its lower estimate), is at
 #: most ``_FORWARD max(1, ||v||)``.  Beyond that (``||M||`` above ~1e5 to 1e6: C >= 10 on the benchmark's blobs) the
@@ -775,8 +775,9 @@ def _berr_enough(v, mnorm, gnorm):
 
 
 def _dd_refine(D: _Data, S, a, c, v, solve, steps=4, KS=None, observed=False):
-    """Extra-precise iterative refinement of ``v`` (as LAPACK's xGERFSX, Demmel et al. 2006): residuals of (N) in
-    double-double (:func:`_dd_residual`, the exact K), corrections ``d = solve(r)`` from a factor of ``M`` with a
+    """Extra-precise iterative refinement of ``v`` (as LAPACK's xPORFSX for a symmetric positive definite M;
+    Demmel et al., ACM TOMS 32(2), 2006): residuals of (N) in double-double
+    (:func:`_dd_residual`, the exact K), corrections ``d = solve(r)`` from a factor of ``M`` with a
     relative error ``theta`` (``cond(M) u`` for float64, at most 0.05 for float32: the gating of the paths).
 
     The residual of a float64 ``v`` cannot go below about ``u ||M|| ||v||`` (rounding ``v`` itself), so it is the
