@@ -321,11 +321,7 @@ class _Data:
 
     def apply_AcT_Ac(self, S, a, v):
         """``A_c'A_c v`` with ``A_c = K_c[:, S] diag(a)``, by two passes over K (no N x m copy)."""
-        z = a * v
-        u = self.K[:, S] @ z if 4 * S.shape[0] <= self.N else self.K.T @ _scatter(z, S, self.N)
-        u -= float(self.kmean[S] @ z)                      # u = K_c[:, S] z, centred
-        w = self.K[S] @ u if 4 * S.shape[0] <= self.N else (self.K @ u)[S]
-        return a * w                                       # K_c' u = K' u for centred u
+        return a * self.kct_c(S, self.fit_c(S, a * v))
 
 
 def _scatter(z, S, N):
@@ -868,6 +864,8 @@ def _solve_active(D: _Data, S, a, c, cond, stats=None):
             if v is not None and ok:                      # certified against its own lower estimate of ||M||
                 _note_certificate(D, stats, res)
                 return v, u, path
+            # else (mnorm None) the test below is taken once more with the power estimate of ||M|| (lam(): 12
+            # power steps), a second lower estimate that can certify where the CG's own one did not
         elif path == "cholesky32" and kap * _U32 <= 0.05:
             v, res, mnorm, u = _solve_cholesky(D, S, a, c, np.float32)    # float32 factor refined in float64
         elif path == "cholesky":
