@@ -139,7 +139,7 @@ def selectivity_path(X, y, C, mus, *, tol=1e-3, loo=False, **options) -> PathRes
     if "lam0" in options:
         raise ValueError("selectivity_path chooses its own warm starts; do not pass lam0")
     path_options = dict(options)
-    use, seam = _gram_seam(X, options.get("use_gram", "auto"), options.get("cache_size", 200.0), options.get("gram"))
+    use, seam = _gram_seam(X, **{k: options[k] for k in ("use_gram", "cache_size", "gram") if k in options})
     if use:
         path_options["gram"] = seam  # one column cache for every mu (LOO re-solves use other X: their own)
     models, n_sel, iters, loo_err = [], [], [], []

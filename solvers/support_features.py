@@ -201,8 +201,12 @@ def _check_lam0(lam0, y, C):
     return lam0
 
 
+#: Default megabytes of the column cache of ``X X'`` (as ``sklearn.svm.SVC(cache_size=200)``).
+CACHE_SIZE_MB = 200.0
+
+
 def support_features(X, y, C=1.0, mu=0.0, *, tol=1e-3, max_iter=None, lam0=None, b_rule="eq11",
-                     wss="first", shrinking=True, use_gram="auto", cache_size=200.0, gram=None) -> SFMResult:
+                     wss="first", shrinking=True, use_gram="auto", cache_size=CACHE_SIZE_MB, gram=None) -> SFMResult:
     """Train the support features machine (003, eq. (5)) by the generalised SMO on its dual (003, eq. (10)).
 
     Parameters
@@ -274,7 +278,7 @@ def support_features(X, y, C=1.0, mu=0.0, *, tol=1e-3, max_iter=None, lam0=None,
     lam = np.zeros(N) if lam0 is None else _check_lam0(lam0, y, C)
 
     Q = seam.numba_q()
-    diag = seam.diag() if use_gram else np.einsum("ij,ij->i", X, X)
+    diag = seam.diag() if use_gram else np.empty(0)  # read only through the seam (see _sfm_engine._select2)
 
     w = np.zeros(n)
     F = np.zeros(N)
@@ -328,7 +332,7 @@ def _no_gram():
     return _NO_GRAM[0]
 
 
-def _gram_seam(X, use_gram, cache_size, gram):
+def _gram_seam(X, use_gram="auto", cache_size=CACHE_SIZE_MB, gram=None):
     """``(use_gram, seam)``: whether the engine reads columns of ``K = X X'``, and the kernel seam it reads
     them from (issue 12; :func:`svmref.solvers._qmatrix.get_col`): the caller's ``gram``, else a linear
     :class:`RawKernel` with an LRU cache of ``cache_size`` MB, or an unused 1 x 1 stand-in. ``"auto"`` is on
