@@ -27,9 +27,35 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-__all__ = ["SolverResult", "ConvergenceWarning", "IllConditionedWarning", "warn_not_converged"]
+__all__ = ["SolverResult", "ConvergenceWarning", "IllConditionedWarning", "warn_not_converged",
+           "kernel_expansion", "sign_labels"]
 
-STATUSES = ("optimal", "max_iter_reached", "numerical_issue", "not_convex")
+
+def kernel_expansion(K_cross, coef: np.ndarray, b: float | None) -> np.ndarray:
+    """The decision function of every kernel model here: ``f(z_m) = sum_i coef_i K_cross[m, i] + b``.
+
+    ``K_cross[m, i] = k(z_m, x_i)`` (rows: new points; columns: the patterns ``coef`` belongs to); a 1-D
+    ``K_cross`` is one point. ``b = None`` means no bias (RLS, 001 eq. (9)). This is 000 eq. (2) / 004 eq. (2)
+    / 001 eq. (9) for the kernel models and, with ``K_cross = X`` and ``coef = a``, 003's ``f(x) = a'x + b``.
+    """
+    c = np.asarray(coef, dtype=np.float64)
+    Kc = np.asarray(K_cross, dtype=np.float64)
+    if Kc.ndim == 1:
+        Kc = Kc[None, :]
+    if Kc.ndim != 2 or Kc.shape[1] != c.shape[0]:
+        raise ValueError(f"K_cross must have shape (n_points, {c.shape[0]}) (one column per coefficient); got {Kc.shape}")
+    f = Kc @ c
+    return f if b is None else f + float(b)
+
+
+def sign_labels(f) -> np.ndarray:
+    """Class labels from decision values, with the one tie rule of the project: ``+1`` where ``f > 0``,
+    ``-1`` where ``f <= 0``.
+
+    This is 001 §2's rule ("-1 if f(x) <= 0") and scikit-learn's (``classes_[1]`` where ``f > 0``), so the
+    result types and the estimators agree at ``f = 0``.
+    """
+    return np.where(np.asarray(f) > 0.0, 1.0, -1.0)
 
 
 @dataclass(frozen=True, repr=False)
