@@ -14,10 +14,22 @@ fields (RLS: ``c``; support features machine: ``lam``, ``a``; ISLS: ``history``)
 * ``"not_convex"``         -- the kernel matrix is not positive semidefinite and the solver was asked to go on
   (``on_nonconvex="clamp"``): the answer is a stationary point at best, never called optimal.
 
-The coefficient convention is stated once, here: ``coef`` holds the expansion coefficients of the decision
-function ``f(x) = sum_i coef_i k(x_i, x) + b`` (classification: ``coef = alpha * y``; regression and ISLS:
-``coef = alpha``), and :meth:`SolverResult.decision_function` evaluates it on a cross-kernel
-``K_cross[m, i] = k(z_m, x_i)``. ``objective_sense`` says whether ``objective`` was minimised or maximised.
+The decision function and the prediction are written once, here, for every result type:
+:meth:`SolverResult.decision_function` evaluates the kernel expansion
+``f(z) = sum_i coef_i k(x_i, z) + b`` (000 eq. (2), 004 eq. (2), 001 eq. (9) without ``b``, 003's
+``f(x) = a'x + b``) on a cross-kernel ``K_cross[m, i] = k(z_m, x_i)`` through :func:`kernel_expansion`,
+and :meth:`SolverResult.predict` returns ``f`` for regression and :func:`sign_labels` of ``f`` for
+classification. A result type says only what differs, through one hook and one field:
+:meth:`SolverResult.expansion` returns ``(coef, b)`` (``b = None``: no bias), and ``task`` is
+``"classification"`` or ``"regression"``.
+
+The coefficient convention: ``coef`` holds the expansion coefficients (classification: ``coef = alpha * y``;
+regression and ISLS: ``coef = alpha``). ``objective_sense`` says whether ``objective`` was minimised or
+maximised.
+
+The tie rule, the one of the whole project: a pattern is classified ``+1`` where ``f > 0`` and ``-1``
+where ``f <= 0``. This is 001 §2's rule ("-1 if f(x) <= 0") and scikit-learn's (``classes_[1]`` where
+``f > 0``), so the result types, the estimators, the tables and the figures agree at ``f = 0``.
 """
 from __future__ import annotations
 
@@ -43,18 +55,14 @@ def kernel_expansion(K_cross, coef: np.ndarray, b: float | None) -> np.ndarray:
     if Kc.ndim == 1:
         Kc = Kc[None, :]
     if Kc.ndim != 2 or Kc.shape[1] != c.shape[0]:
-        raise ValueError(f"K_cross must have shape (n_points, {c.shape[0]}) (one column per coefficient); got {Kc.shape}")
+        raise ValueError(f"K_cross must have {c.shape[0]} columns (K_cross[m, i] = k(z_m, x_i), one column per "
+                         f"coefficient); got shape {Kc.shape}")
     f = Kc @ c
     return f if b is None else f + float(b)
 
 
 def sign_labels(f) -> np.ndarray:
-    """Class labels from decision values, with the one tie rule of the project: ``+1`` where ``f > 0``,
-    ``-1`` where ``f <= 0``.
-
-    This is 001 §2's rule ("-1 if f(x) <= 0") and scikit-learn's (``classes_[1]`` where ``f > 0``), so the
-    result types and the estimators agree at ``f = 0``.
-    """
+    """Class labels from decision values by the tie rule of this module: ``+1`` where ``f > 0``, else ``-1``."""
     return np.where(np.asarray(f) > 0.0, 1.0, -1.0)
 
 
@@ -88,6 +96,8 @@ class SolverResult:
         record them: then :meth:`decision_function` uses ``alpha``).
     objective_sense : str
         ``"min"`` or ``"max"``: the sense in which ``objective`` was optimised.
+    task : str
+        ``"classification"`` (:meth:`predict` gives labels) or ``"regression"`` (:meth:`predict` gives ``f``).
     """
 
     alpha: np.ndarray | None
@@ -102,21 +112,33 @@ class SolverResult:
     info: dict = field(default_factory=dict)
     coef: np.ndarray | None = None
     objective_sense: str = "min"
+    task: str = "classification"
 
-    def decision_function(self, K_cross) -> np.ndarray:
-        """``f(z_m) = sum_i coef_i K_cross[m, i] + b`` for a cross-kernel ``K_cross`` (M x N, rows = new points).
+    def expansion(self) -> tuple[np.ndarray, float | None]:
+        """The hook of :meth:`decision_function`: ``(coef, b)`` of ``f(x) = sum_i coef_i k(x_i, x) + b``.
 
-        With raw X, ``K_cross = RawKernel(...).cross(Z)``; a 1-D ``K_cross`` is one point.
+        Here ``coef`` (or ``alpha`` where ``coef`` was not recorded) and ``b``; a result type whose model is
+        written with other coefficients, or without a bias (``b = None``), overrides this method only.
         """
         c = self.coef if self.coef is not None else self.alpha
         if c is None:
             raise ValueError("this result has no expansion coefficients (coef and alpha are None)")
-        Kc = np.asarray(K_cross, dtype=np.float64)
-        if Kc.ndim == 1:
-            Kc = Kc[None, :]
-        if Kc.ndim != 2 or Kc.shape[1] != c.shape[0]:
-            raise ValueError(f"K_cross must have {c.shape[0]} columns (one per training pattern); got shape {Kc.shape}")
-        return Kc @ c + (0.0 if self.b is None else float(self.b))
+        return c, self.b
+
+    def decision_function(self, K_cross) -> np.ndarray:
+        """``f(z_m) = sum_i coef_i K_cross[m, i] + b`` for a cross-kernel ``K_cross`` (M x N, rows = new points).
+
+        ``(coef, b)`` come from :meth:`expansion`; the sum is :func:`kernel_expansion`. With raw X,
+        ``K_cross = RawKernel(...).cross(Z)``; a 1-D ``K_cross`` is one point.
+        """
+        coef, b = self.expansion()
+        return kernel_expansion(K_cross, coef, b)
+
+    def predict(self, K_cross) -> np.ndarray:
+        """Classification: :func:`sign_labels` of :meth:`decision_function` (``+1`` where ``f > 0``, else
+        ``-1``); regression: ``f`` itself."""
+        f = self.decision_function(K_cross)
+        return sign_labels(f) if self.task == "classification" else f
 
     def __iter__(self):
         """Unpack as ``alpha, b = result``."""

@@ -79,38 +79,19 @@ _REFINE_ABOVE = 1e-12
 
 @dataclass(frozen=True, repr=False)
 class LinearResult(SolverResult):
-    """Result of an LS-SVM solve.
+    """Result of an LS-SVM solve; its decision function and predict are :class:`SolverResult`'s.
+
+    ``task`` is ``"classification"`` (``alpha`` as in 000 eq. (2)) or ``"regression"`` (004 eq. (2));
+    ``coef`` holds the coefficients of the kernel expansion ``f(x) = sum_i coef_i k(x_i, x) + b``:
+    ``alpha * y`` for classification, ``alpha`` for regression.
 
     Extra attributes
     ----------------
-    task : str
-        ``"classification"`` (``alpha`` as in 000 eq. (2)) or ``"regression"`` (004 eq. (2)).
-    coef : ndarray
-        The coefficients of the kernel expansion, ``f(x) = sum_i coef_i k(x_i, x) + b``:
-        ``alpha * y`` for classification, ``alpha`` for regression.
     method : str
         The path taken: ``"cholesky"``, ``"ldl"``, ``"eigh"`` or ``"cg"``.
     """
 
-    task: str = "classification"
-    coef: np.ndarray | None = None
     method: str = "cholesky"
-
-    def decision_function(self, K_cross) -> np.ndarray:
-        """``f(x_j) = sum_i coef_i k(x_i, x_j) + b`` for ``K_cross[j, i] = k(x_j, x_i)`` (000 eq. (2); 004 eq. (2))."""
-        K_cross = np.asarray(K_cross, dtype=np.float64)
-        if K_cross.ndim != 2 or K_cross.shape[1] != self.coef.shape[0]:
-            raise ValueError(
-                f"K_cross must have shape (n_test, {self.coef.shape[0]}) (test x training kernel); got {K_cross.shape}"
-            )
-        return K_cross @ self.coef + self.b
-
-    def predict(self, K_cross) -> np.ndarray:
-        """Classification: ``sign(f(x))`` with ``f = 0`` mapped to +1; regression: ``f(x)``."""
-        f = self.decision_function(K_cross)
-        if self.task == "classification":
-            return np.where(f >= 0.0, 1.0, -1.0)
-        return f
 
 
 @dataclass(frozen=True, repr=False)
@@ -120,16 +101,9 @@ class RLSResult(SolverResult):
     c: np.ndarray | None = None
     method: str = "cholesky"
 
-    def decision_function(self, K_cross) -> np.ndarray:
-        """``f(x_j) = sum_i c_i K(x_j, x_i)`` (001, eq. (9)); no bias."""
-        K_cross = np.asarray(K_cross, dtype=np.float64)
-        if K_cross.ndim != 2 or K_cross.shape[1] != self.c.shape[0]:
-            raise ValueError(f"K_cross must have shape (n_test, {self.c.shape[0]}); got {K_cross.shape}")
-        return K_cross @ self.c
-
-    def predict(self, K_cross) -> np.ndarray:
-        """001 §2: class -1 if ``f(x) <= 0``, else +1."""
-        return np.where(self.decision_function(K_cross) <= 0.0, -1.0, 1.0)
+    def expansion(self) -> tuple[np.ndarray, None]:
+        """``(c, None)``: ``f(x_j) = sum_i c_i K(x_j, x_i)`` (001, eq. (9)), no bias."""
+        return self.c, None
 
 
 # --------------------------------------------------------------------------------------------------

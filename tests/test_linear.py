@@ -199,6 +199,22 @@ def test_rls_decision_has_no_bias():
     assert rel(res.decision_function(K), K @ res.c) == 0.0
 
 
+def test_predict_tie_rule_and_regression():
+    """The one tie rule of the result types (solvers/_result.py): +1 where f > 0, -1 where f <= 0 (001 §2),
+    for LS-SVM as for RLS; regression predicts f itself. A zero cross-kernel puts f exactly at b (RLS: at 0)."""
+    from dataclasses import replace
+
+    K, y = make("rbf", seed=11)
+    Z = np.zeros((3, K.shape[0]))
+    assert np.array_equal(rls(K, y, 0.1).predict(Z), -np.ones(3))
+    c = ls_svm(K, y, 1.0)
+    f = c.decision_function(K)
+    assert np.array_equal(c.predict(K), np.where(f > 0.0, 1.0, -1.0))
+    assert np.array_equal(replace(c, b=0.0).predict(Z), -np.ones(3))
+    reg = ls_svm_regression(K, y, 1.0)
+    assert reg.task == "regression" and np.array_equal(reg.predict(K), reg.decision_function(K))
+
+
 # ---- invariances and properties ------------------------------------------------------------------
 @pytest.mark.parametrize("task,fname,solver", FORMS, ids=["cls", "reg"])
 def test_permutation_invariance(task, fname, solver):
