@@ -11,6 +11,7 @@ from collections.abc import Callable
 import cvxpy as cp
 import numpy as np
 
+from svmref._thresholds import PSD_RTOL as _PSD_RTOL
 from svmref._validation import check_gram, check_X
 
 __all__ = [
@@ -25,7 +26,8 @@ __all__ = [
 
 #: Relative size (w.r.t. the largest |eigenvalue|) under which a negative eigenvalue of K is
 #: taken for round-off and clipped to 0 (reported); below minus this, K is not PSD.
-PSD_RTOL = 1e-9
+#: Defined once, with its reason, in :mod:`svmref._thresholds`.
+PSD_RTOL = _PSD_RTOL
 
 #: Eigenvalues of K below ``EIG_ROUNDOFF * N * max|w|`` are eigh's round-off: not kept in the factor.
 EIG_ROUNDOFF = float(np.finfo(float).eps)

@@ -26,7 +26,8 @@ import numpy as np
 from numba import njit
 
 from svmref import kernels as _kernels
-from svmref._validation import check_cache_size, check_gram, check_positive, check_X
+from svmref._thresholds import SYM_RTOL
+from svmref._validation import asymmetric, check_cache_size, check_gram, check_positive, check_X
 
 __all__ = ["gram_scan", "scan_gram", "sketch_symmetric", "PrecomputedKernel", "RawKernel", "as_qmatrix", "get_col",
            "RAW_KERNELS", "available_memory"]
@@ -36,9 +37,6 @@ KIND_RAW = 1
 
 #: Kernels a :class:`RawKernel` computes in the compiled loop (name -> code).
 RAW_KERNELS = {"linear": 0, "poly": 1, "polynomial": 1, "rbf": 2, "gaussian": 2}
-
-#: Relative asymmetry of K tolerated (the same as :func:`svmref._validation.check_gram`).
-SYM_RTOL = 1e-8
 
 
 def available_memory() -> int | None:
@@ -151,7 +149,7 @@ def _first_bad(K, r0, r1, c):
 
 
 @njit(cache=True, nogil=True)
-def _scan_sym(K, block):
+def _scan_sym(K, block):  # noqa: C901
     """``(flat index of a non-finite entry or -1, max_ij |K_ij - K_ji|, max_ij |K_ij|)`` in one pass over the
     tiles of the upper triangle, for :func:`scan_gram`.
 
@@ -267,10 +265,23 @@ def scan_gram(K, block, with_rows=True):
 
 
 def gram_scan(K, rtol):
-    """``(flat index of a non-finite entry or -1, asymmetric)`` with the test of
-    :func:`svmref._validation.check_gram`: ``max|K - K^T| > rtol * max(1, max|K|)``; by :func:`scan_gram`."""
+    """``(flat index of a non-finite entry or -1, asymmetric)`` by :func:`scan_gram`, with the symmetry test of
+    :func:`svmref._validation.check_gram` (:func:`svmref._validation.asymmetric`); the exact ``fast`` path of
+    ``check_gram`` for a float64 C-contiguous K."""
     bad, asym, big, _ = scan_gram(K, 64, False)
-    return int(bad), bool(asym > rtol * max(1.0, big))
+    return int(bad), asymmetric(asym, big, rtol)
+
+
+def _sketch_then_scan(K, rtol):
+    """The ``fast`` path of ``check_gram`` for a K the caller holds: from ``N = SKETCH_MIN_N`` on,
+    :func:`sketch_symmetric` first; whatever it does not accept, :func:`gram_scan`."""
+    if K.shape[0] >= SKETCH_MIN_N and sketch_symmetric(K, rtol):
+        return -1, False
+    return gram_scan(K, rtol)
+
+
+def _exact_scan(K, rtol):
+    return gram_scan(K, rtol)
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
@@ -376,13 +387,15 @@ _EMPTYI = np.empty(1, dtype=np.int64)
 class PrecomputedKernel:
     """A dense, symmetric kernel matrix ``K`` the caller already holds (LIBSVM's ``kernel="precomputed"``).
 
-    ``K`` is checked once (finite, square, symmetric to ``1e-8 max|K|``) and used without a copy when it is
-    a float64 C-contiguous array; otherwise one copy is made, after checking that it fits in memory.
+    ``K`` is checked once by :func:`svmref._validation.check_gram` (finite, square, symmetric to
+    ``SYM_RTOL max(1, max|K|)``, :data:`svmref._thresholds.SYM_RTOL`) and used without a copy when it is a
+    float64 C-contiguous array; otherwise one copy is made, after checking that it fits in memory.
 
-    From ``N = SKETCH_MIN_N`` on, a float64 C-contiguous K is first checked by :func:`sketch_symmetric` (one
-    forward pass; an asymmetry above the tolerance passes it with probability below 4.1e-9); whatever it does
-    not accept goes through the exact pass, which finds the entry and raises. ``exact_check=True`` always runs
-    the exact pass (3x slower at N = 10000).
+    The check runs on the compiled passes of this module (``check_gram``'s ``fast`` path): from
+    ``N = SKETCH_MIN_N`` on, a float64 C-contiguous K is first checked by :func:`sketch_symmetric` (one forward
+    pass; an asymmetry above the tolerance passes it with probability below 4.1e-9); whatever it does not
+    accept goes through the exact pass :func:`gram_scan`, and what that flags through ``check_gram``'s numpy
+    test, which raises. ``exact_check=True`` always runs the exact pass (3x slower at N = 10000).
     """
 
     kind = "precomputed"
@@ -395,15 +408,9 @@ class PrecomputedKernel:
         shape = np.shape(K)
         ok = (isinstance(K, np.ndarray) and K.dtype == np.float64 and K.ndim == 2 and K.shape[0] == K.shape[1]
               and K.size > 0 and K.flags.c_contiguous)
-        if ok:
-            if exact_check or K.shape[0] < SKETCH_MIN_N or not sketch_symmetric(K, SYM_RTOL):
-                bad, asym = gram_scan(K, SYM_RTOL)
-                if bad >= 0 or asym:
-                    K = check_gram(K, name, rtol=SYM_RTOL)  # raises with the house's message
-        else:
-            if len(shape) == 2:
-                _check_alloc(8 * int(shape[0]) * int(shape[1]), f"a float64 copy of the {shape[0]} x {shape[1]} {name}")
-            K = check_gram(K, name, rtol=SYM_RTOL)
+        if not ok and len(shape) == 2:
+            _check_alloc(8 * int(shape[0]) * int(shape[1]), f"a float64 copy of the {shape[0]} x {shape[1]} {name}")
+        K = check_gram(K, name, rtol=SYM_RTOL, fast=_sketch_then_scan if ok and not exact_check else _exact_scan)
         self.K = K
         self.n = K.shape[0]
         self._diag = np.ascontiguousarray(np.diagonal(K), dtype=np.float64)

@@ -65,6 +65,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
+from svmref._thresholds import SMO_PSD_RTOL
 from svmref._validation import (
     NotConvexError,
     check_labels,
@@ -91,8 +92,9 @@ ON_NONCONVEX = ("raise", "clamp")
 #: Below this tol the final gap is re-checked on F recomputed from alpha (one K @ v).
 REFRESH_TOL = 1e-5
 
-#: A pair with ``a_ij < -PSD_RTOL * max(1, |Kt_ii| + |Kt_jj|)`` proves that Kt is not PSD.
-PSD_RTOL = 1e-10
+#: A pair with ``a_ij < -PSD_RTOL * max(1, |Kt_ii| + |Kt_jj|)`` proves that Kt is not PSD
+#: (:data:`svmref._thresholds.SMO_PSD_RTOL`, defined there with its reason).
+PSD_RTOL = SMO_PSD_RTOL
 
 #: Dense kernels up to this size are scanned for PSD (a Cholesky factorisation) before solving.
 PSD_SCAN_MAX_N = 1000

@@ -11,7 +11,10 @@ import numbers
 
 import numpy as np
 
+from ._thresholds import PSD_RTOL, SYM_RTOL
+
 __all__ = [
+    "asymmetric",
     "check_gram",
     "check_X",
     "check_labels",
@@ -63,23 +66,56 @@ def _as_float_array(a, name: str, ndim: int) -> np.ndarray:
     return arr
 
 
-def check_gram(K, name: str = "K", *, symmetric: bool = True, rtol: float = 1e-8) -> np.ndarray:
-    """Return ``K`` as a C-contiguous float64 square matrix, or raise.
+def asymmetric(max_asym: float, max_abs: float, rtol: float = SYM_RTOL) -> bool:
+    """The symmetry test of :func:`check_gram`: ``max|K - K^T| > rtol * max(1, max|K|)``.
 
-    Checks: 2-D, square, finite, non-empty and (when ``symmetric``)
-    ``|K - K^T| <= rtol * max|K|`` entrywise.
+    ``max_asym`` is ``max_ij |K_ij - K_ji|`` and ``max_abs`` is ``max_ij |K_ij|``, however they were computed
+    (numpy here, the compiled scans of ``solvers/_qmatrix.py`` there); ``rtol`` defaults to
+    :data:`svmref._thresholds.SYM_RTOL`.
     """
-    K = _as_float_array(K, name, 2)
-    if K.shape[0] != K.shape[1]:
-        raise ValueError(f"{name} must be square (a Gram matrix N x N); got shape {K.shape}")
+    return bool(max_asym > rtol * max(1.0, max_abs))
+
+
+def _is_dense_square(K) -> bool:
+    return (isinstance(K, np.ndarray) and K.dtype == np.float64 and K.ndim == 2 and K.shape[0] == K.shape[1]
+            and K.size > 0 and K.flags.c_contiguous)
+
+
+def check_gram(K, name: str = "K", *, symmetric: bool = True, rtol: float = SYM_RTOL, fast=None) -> np.ndarray:
+    """Return ``K`` as a C-contiguous float64 square matrix, or raise: the one Gram check of the package.
+
+    Checks: 2-D, square, non-empty, finite and (when ``symmetric``) ``max|K - K^T| <= rtol * max(1, max|K|)``
+    (:func:`asymmetric`; ``rtol`` defaults to :data:`svmref._thresholds.SYM_RTOL`).
+
+    ``fast`` is an optional faster exact implementation of the finiteness and symmetry tests for a float64
+    C-contiguous square ``K``, ``fast(K, rtol) -> (flat index of a non-finite entry or -1, asymmetric)``
+    (the compiled scans and the sketch of ``solvers/_qmatrix.py``, which need no ``N x N`` temporary). What
+    it accepts is returned as it is, without a copy; anything it flags goes through the numpy test below,
+    which raises with the message (the first non-finite entry in row-major order, the size of the
+    asymmetry), so the verdicts and the messages do not depend on ``fast``.
+    """
+    if fast is not None and symmetric:
+        A = K if _is_dense_square(K) else _as_square(K, name)
+        bad, asym = fast(A, rtol)
+        if bad < 0 and not asym:
+            return A
+        K = A
+    K = _as_square(K, name)
     if symmetric:
-        scale = max(1.0, float(np.max(np.abs(K))))
-        asym = float(np.max(np.abs(K - K.T)))
-        if asym > rtol * scale:
+        with np.errstate(over="ignore"):  # entries near the float64 limit: the difference is inf, and refused
+            asym = float(np.max(np.abs(K - K.T)))
+        if asymmetric(asym, float(np.max(np.abs(K))), rtol):
             raise ValueError(
                 f"{name} must be symmetric; max |{name} - {name}^T| = {asym:.3g} "
                 f"exceeds {rtol:g} x max|{name}|"
             )
+    return K
+
+
+def _as_square(K, name: str) -> np.ndarray:
+    K = _as_float_array(K, name, 2)
+    if K.shape[0] != K.shape[1]:
+        raise ValueError(f"{name} must be square (a Gram matrix N x N); got shape {K.shape}")
     return np.ascontiguousarray(K)
 
 
@@ -230,8 +266,11 @@ def check_kernel_memory(n_rows: int, n_cols: int | None = None, *, limit: int | 
         )
 
 
-def is_psd(K: np.ndarray, rtol: float = 1e-10) -> tuple[bool, float]:
-    """Return ``(psd, lambda_min)``: whether the symmetric ``K`` is PSD up to ``rtol * max|eig|``."""
+def is_psd(K: np.ndarray, rtol: float = PSD_RTOL) -> tuple[bool, float]:
+    """Return ``(psd, lambda_min)``: whether the symmetric ``K`` is PSD, ``lambda_min >= -rtol * max(1, max|eig|)``.
+
+    ``rtol`` defaults to :data:`svmref._thresholds.PSD_RTOL`, the reference's threshold.
+    """
     w = np.linalg.eigvalsh(0.5 * (K + K.T))
     scale = max(1.0, float(np.max(np.abs(w))))
     return bool(w[0] >= -rtol * scale), float(w[0])

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from svmref._thresholds import PSD_RTOL
 from svmref._validation import check_nonnegative, is_psd
 from svmref.kernels import kernel_matrix
 
@@ -85,8 +86,9 @@ class Instance:
         return int(self.X.shape[0])
 
     def psd(self) -> tuple[bool, float]:
-        """Whether K is PSD up to round-off (``svmref._validation.is_psd`` at 1e-9 relative)."""
-        return is_psd(self.K, rtol=1e-9)
+        """Whether K is PSD up to round-off (``svmref._validation.is_psd`` at the reference's
+        :data:`svmref._thresholds.PSD_RTOL`)."""
+        return is_psd(self.K, rtol=PSD_RTOL)
 
     def key(self) -> tuple:
         """A hashable identity (for caching references)."""

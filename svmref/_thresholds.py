@@ -1,0 +1,39 @@
+"""The numerical thresholds of the package, each defined once.
+
+``formulations``, ``solvers`` and ``verify`` never import each other; they import these from here. Each
+threshold is relative: beside it stand the quantity it bounds, the scale it is relative to, and why it has
+its value. ``docs/index.md`` lists them next to what ``tol`` means for each solver.
+
+This module imports nothing.
+"""
+from __future__ import annotations
+
+__all__ = ["SYM_RTOL", "PSD_RTOL", "SMO_PSD_RTOL"]
+
+#: Symmetry of a Gram matrix. :func:`svmref._validation.check_gram` accepts ``K`` when
+#: ``max_ij |K_ij - K_ji| <= SYM_RTOL * max(1, max_ij |K_ij|)`` (absolute below ``max|K| = 1``).
+#: A kernel evaluated in float64 is symmetric to a few units of rounding (``1e-16 max|K|``) or exactly;
+#: ``1e-8`` is far above that and far below an asymmetry that changes a solution at the accuracies the
+#: solvers are run to, so what it refuses was not computed as a kernel matrix (a transposed cross kernel,
+#: a matrix of the wrong data). Every dense Gram check of the package uses it: the reference's, the
+#: linear systems' and the SMO engines' (``solvers/_qmatrix.py``).
+SYM_RTOL = 1e-8
+
+#: Positive semidefiniteness as the reference and verify decide it: ``K`` is PSD when its smallest
+#: eigenvalue is at least ``-PSD_RTOL`` times its largest ``|eigenvalue|`` (``formulations/_common.py``:
+#: below it ``NotConvexError``, above it a negative eigenvalue is clipped as round-off;
+#: :func:`svmref._validation.is_psd`, which ``verify/instances.py`` uses, takes ``max(1, max|eig|)`` as
+#: the scale). The backward error of ``eigh`` is about ``N eps max|eig|`` (``2e-13`` at ``N = 1000``):
+#: ``1e-9`` is round-off for every ``N`` a dense eigendecomposition handles, while the negative eigenvalues
+#: of an indefinite kernel (the MLP kernel of 002) are many orders larger.
+PSD_RTOL = 1e-9
+
+#: Non-convexity as the SMO engine (``solvers/smo.py``) proves it, from quantities it computes: a working
+#: pair with curvature ``a_ij < -SMO_PSD_RTOL * max(1, |Kt_ii| + |Kt_jj|)``, a diagonal entry
+#: ``K_ii + shift < -SMO_PSD_RTOL * max(1, max|K_ii|)``, or (dense ``K``, small ``N``) a failed Cholesky
+#: factorisation of ``K + (shift + tau) I`` with ``tau = SMO_PSD_RTOL * max(1, ||K||_F)``. Its scales are
+#: not the largest eigenvalue (``||K||_F`` lies between ``max|eig|`` and ``sqrt(N) max|eig|``), so it is
+#: not :data:`PSD_RTOL` under another name: a ``K`` whose smallest eigenvalue lies between the two
+#: thresholds can be refused by one and accepted by the other. The two values are kept as they were
+#: measured and tested; making them one would change which near-PSD kernels the SMO refuses.
+SMO_PSD_RTOL = 1e-10
