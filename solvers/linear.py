@@ -34,7 +34,7 @@ Three paths (``method``):
 
 RLS (001, eq. (8)) ``(m gamma I + K) c = y`` uses the same Cholesky path with shift ``m gamma``.
 
-Accuracy of the Cholesky path (issue 18).  After ``potrf`` the reciprocal condition number of the shifted
+Accuracy of the Cholesky path.  After ``potrf`` the reciprocal condition number of the shifted
 matrix ``A = K + shift I`` is estimated by LAPACK ``pocon`` (Hager/Higham 1-norm estimator, O(N^2) from the
 factor and ``||A||_1``).  When ``eps cond_1(A) > 1e-12`` one or two steps of iterative refinement
 ``X <- X + A^-1 (R - A X)`` are applied (residual with the original ``A``: ``K`` itself, or with
@@ -47,14 +47,13 @@ from __future__ import annotations
 
 import time
 import warnings
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 from scipy.linalg import LinAlgWarning, blas, lapack
 
 from svmref._validation import (
+    asymmetric,
     check_gram,
     check_labels,
     check_max_iter,
@@ -113,43 +112,29 @@ def _is_operator(K) -> bool:
     return not isinstance(K, np.ndarray) and hasattr(K, "matmat") and hasattr(K, "shape")
 
 
-@njit(cache=True, nogil=True)
-def _abs_row_sums(K):
-    """``sum_j |K_ij|`` for each row (one pass, no N x N temporary): the 1-norm of a symmetric K."""
-    N = K.shape[0]
-    out = np.zeros(N)
-    for i in range(N):
-        s = 0.0
-        for j in range(N):
-            s += abs(K[i, j])
-        out[i] = s
-    return out
-
-
-def _check_symmetric_blocked(K: np.ndarray, name: str, rtol: float = 1e-8) -> None:
-    """``max|K - K^T| <= rtol * max(1, max|K|)``, the test of :func:`svmref._validation.check_gram`.
-
-    Same test, same tolerance, computed by the one compiled scan of K, :func:`svmref.solvers._qmatrix.scan_gram`
-    (K is already known to be finite).
-    """
-    _, asym, big, rows = scan_gram(K, 64)
-    _ROWS["ref"], _ROWS["rows"] = weakref.ref(K), rows   # reused by _shifted_solve for ||K||_1 (same K object)
-    scale = max(1.0, big)
-    if asym > rtol * scale:
-        raise ValueError(
-            f"{name} must be symmetric; max |{name} - {name}^T| = {asym:.3g} exceeds {rtol:g} x max|{name}|"
-        )
-
-
-def _check_K(K, name: str = "K"):
-    """Dense K: finite, square, symmetric (blocked test). LinearOperator K: square shape only."""
+def _check_K_rows(K, name: str = "K"):
+    """``(K, row sums of |K|)``. Dense K: :func:`svmref._validation.check_gram` (finite, square, symmetric to
+    :data:`svmref._thresholds.SYM_RTOL`) on the one compiled scan of K,
+    :func:`svmref.solvers._qmatrix.scan_gram`, which also gives the row sums: the 1-norm of a symmetric K,
+    which the condition estimate of :func:`_shifted_solve` needs. LinearOperator K: square shape only, rows
+    ``None``."""
     if _is_operator(K):
         if len(K.shape) != 2 or K.shape[0] != K.shape[1]:
             raise ValueError(f"{name} must be a square operator (N x N); got shape {K.shape}")
-        return K
-    K = check_gram(K, name, symmetric=False)
-    _check_symmetric_blocked(K, name)
-    return K
+        return K, None
+    scanned = {}
+
+    def fast(A, rtol):
+        bad, asym, big, scanned["rows"] = scan_gram(A, 64)
+        return int(bad), asymmetric(asym, big, rtol)
+
+    K = check_gram(K, name, fast=fast)
+    return K, scanned["rows"]
+
+
+def _check_K(K, name: str = "K"):
+    """Dense K: finite, square, symmetric (:func:`_check_K_rows`). LinearOperator K: square shape only."""
+    return _check_K_rows(K, name)[0]
 
 
 def _check_C(C, name: str = "C") -> float:
@@ -176,19 +161,22 @@ def _check_method(method, N, K) -> str:
 # --------------------------------------------------------------------------------------------------
 # direct path: Cholesky of the shifted matrix, with the LDL' / eigh fallback
 # --------------------------------------------------------------------------------------------------
-def _shifted_solve(K: np.ndarray, shift: float, R: np.ndarray, overwrite_K: bool):
+def _shifted_solve(K: np.ndarray, shift: float, R: np.ndarray, overwrite_K: bool, rows: np.ndarray | None = None):
     """Solve ``(K + shift I) X = R`` for the columns of ``R`` with one factorisation.
 
-    Returns ``(X, method, message)``.  ``K`` (C-contiguous, symmetric) is copied once into ``W``
-    unless ``overwrite_K``.  ``W.T`` is a Fortran-ordered view of the same memory and, ``K`` being
-    symmetric, the same matrix, so LAPACK factorises it in place with no further copy; ``potrf(lower)``
-    on ``W.T`` writes the upper triangle of ``W`` and leaves its strict lower triangle (= that of K)
-    untouched, which is what the fallback rebuilds ``K + shift I`` from.
+    Returns ``(X, method, message, report)``; ``report`` (Cholesky path only, else empty) holds ``rcond``,
+    ``expected_rel_error`` and ``refinement_steps`` (module docstring).  ``rows`` are the row sums of ``|K|``
+    from :func:`_check_K_rows` (computed here by the same scan when not given), for ``||K + shift I||_1``.
+
+    ``K`` (C-contiguous, symmetric) is copied once into ``W`` unless ``overwrite_K``.  ``W.T`` is a
+    Fortran-ordered view of the same memory and, ``K`` being symmetric, the same matrix, so LAPACK factorises
+    it in place with no further copy; ``potrf(lower)`` on ``W.T`` writes the upper triangle of ``W`` and
+    leaves its strict lower triangle (= that of K) untouched, which is what the fallback rebuilds
+    ``K + shift I`` from.
     """
     N = K.shape[0]
-    ref = _ROWS.get("ref")
-    rows = _ROWS["rows"] if (ref is not None and ref() is K) else _abs_row_sums(K)   # row sums of |K|, before K
-    _ROWS.clear()                                                                   # may be overwritten
+    if rows is None:
+        rows = scan_gram(K, 64)[3]      # row sums of |K|, before K may be overwritten
     kd = np.abs(np.diag(K))
     anorm = float(np.max(rows - kd + np.abs(np.diag(K) + shift)))
     W = K if overwrite_K else K.copy()
@@ -206,8 +194,7 @@ def _shifted_solve(K: np.ndarray, shift: float, R: np.ndarray, overwrite_K: bool
         steps = 0
         if acc > _REFINE_ABOVE:
             X, steps = _refine(K if not overwrite_K else None, L, d_saved, shift, R, X)
-        _LAST_SOLVE.update(rcond=rcond, expected_rel_error=acc, refinement_steps=steps)
-        return X, "cholesky", ""
+        return X, "cholesky", "", {"rcond": rcond, "expected_rel_error": acc, "refinement_steps": steps}
     if info < 0:  # pragma: no cover
         raise RuntimeError(f"LAPACK dpotrf: illegal argument {-info}")
     # ---- fallback: K + shift I is numerically not positive definite --------------------------------
@@ -221,7 +208,7 @@ def _shifted_solve(K: np.ndarray, shift: float, R: np.ndarray, overwrite_K: bool
         X, info2 = lapack.dsytrs(ldu, ipiv, R, lower=1)
         if info2 == 0 and np.all(np.isfinite(X)):
             warnings.warn(msg, LinAlgWarning, stacklevel=4)
-            return X, "ldl", msg
+            return X, "ldl", msg, {}
     # ---- exactly singular: minimum-norm solution through the eigendecomposition ------------------
     w, V = np.linalg.eigh(A)
     cut = N * _EPS * max(float(np.max(np.abs(w))), 1.0)
@@ -230,13 +217,7 @@ def _shifted_solve(K: np.ndarray, shift: float, R: np.ndarray, overwrite_K: bool
     msg = (f"K + I*{shift:.3g} is singular to working precision ({int(np.sum(~keep))} eigenvalues with "
            f"|w| <= {cut:.3g}); used the minimum-norm solution from its eigendecomposition")
     warnings.warn(msg, LinAlgWarning, stacklevel=4)
-    return X, "eigh", msg
-
-
-#: What the last Cholesky solve found (read right after :func:`_shifted_solve` by its callers).
-_LAST_SOLVE: dict = {}
-#: Row sums of |K| from the symmetry check of the same K object (a weak reference to it), for ||Ktilde||_1.
-_ROWS: dict = {}
+    return X, "eigh", msg, {}
 
 
 def _refine(K, L, d_saved, shift, R, X, max_steps: int = 2):
@@ -276,12 +257,13 @@ def _refine(K, L, d_saved, shift, R, X, max_steps: int = 2):
     return X, kept
 
 
-def _accuracy_check(tol, what, remedy="use a smaller C"):
-    """Warn (:class:`IllConditionedWarning`) when the last solve's expected relative accuracy exceeds ``tol``.
+def _accuracy_check(report, tol, what, remedy="use a smaller C"):
+    """Warn (:class:`IllConditionedWarning`) when the expected relative accuracy in ``report`` (what
+    :func:`_shifted_solve` found) exceeds ``tol``.
 
     Returns ``(ok, message, info)``.
     """
-    info = dict(_LAST_SOLVE)
+    info = dict(report)
     acc = info.get("expected_rel_error", 0.0)
     if acc <= tol:
         return True, "", info
@@ -345,19 +327,21 @@ def _matmat(K):
 # --------------------------------------------------------------------------------------------------
 # LS-SVM
 # --------------------------------------------------------------------------------------------------
-def _ls_svm_kkt(K, y, C, method, tol, max_iter, overwrite_K, solver_name):
-    """Solve (2) for ``(beta, b)``: 004 eq. (2), by the Schur complement of ``Ktilde`` (module docstring)."""
+def _ls_svm_kkt(K, y, C, method, tol, max_iter, overwrite_K, solver_name, rows=None):
+    """Solve (2) for ``(beta, b)``: 004 eq. (2), by the Schur complement of ``Ktilde`` (module docstring).
+
+    ``rows``: the row sums of ``|K|`` from :func:`_check_K_rows`, if the caller has them."""
     N = K.shape[0]
     R = np.empty((N, 2), order="F")
     R[:, 0] = y                          # Ktilde nu  = y
     R[:, 1] = 1.0                        # Ktilde eta = 1
     info = {}
     if method == "cholesky":
-        _LAST_SOLVE.clear()
-        S, used, msg = _shifted_solve(K, 1.0 / C, R, overwrite_K)
+        S, used, msg, report = _shifted_solve(K, 1.0 / C, R, overwrite_K, rows)
         n_iter, converged, status, gap = 1, True, ("optimal" if used == "cholesky" else "numerical_issue"), float("nan")
         if used == "cholesky":
-            ok, msg, info = _accuracy_check(1e-10 if tol is None else check_tol(tol), f"Ktilde = K + I/C (C = {C:g})")
+            ok, msg, info = _accuracy_check(report, 1e-10 if tol is None else check_tol(tol),
+                                            f"Ktilde = K + I/C (C = {C:g})")
             if not ok:
                 status = "numerical_issue"
     else:
@@ -391,13 +375,14 @@ def _ls_svm_kkt(K, y, C, method, tol, max_iter, overwrite_K, solver_name):
 
 def _ls_svm_common(K, y, C, method, tol, max_iter, overwrite_K, task):
     t0 = time.perf_counter()
-    K = _check_K(K)
+    K, rows = _check_K_rows(K)
     N = K.shape[0]
     y = check_labels(y, N) if task == "classification" else check_targets(y, N)
     C = _check_C(C)
     method = _check_method(method, N, K)
     name = "ls_svm" if task == "classification" else "ls_svm_regression"
-    beta, b, n_iter, conv, status, msg, gap, used, info = _ls_svm_kkt(K, y, C, method, tol, max_iter, overwrite_K, name)
+    beta, b, n_iter, conv, status, msg, gap, used, info = _ls_svm_kkt(K, y, C, method, tol, max_iter, overwrite_K,
+                                                                      name, rows)
     # Dual objective (minimisation sign).  Regression (004 eq. (2)): D = 1/2 beta'Ktilde beta - y'beta.
     # At the solution Ktilde beta = y - b 1 and 1'beta = 0, so beta'Ktilde beta = y'beta and D = -1/2 y'beta.
     # Classification (000 eq. (2)) with alpha = y beta has the same value: -1/2 sum_i alpha_i.
@@ -480,7 +465,7 @@ def rls(K, y, gamma, *, tol: float = 1e-10, overwrite_K: bool = False) -> RLSRes
     :class:`IllConditionedWarning` is issued and ``status="numerical_issue"`` (module docstring).
     """
     t0 = time.perf_counter()
-    K = _check_K(K)
+    K, rows = _check_K_rows(K)
     if _is_operator(K):
         raise ValueError("rls needs K as a dense array")
     m = K.shape[0]
@@ -488,12 +473,11 @@ def rls(K, y, gamma, *, tol: float = 1e-10, overwrite_K: bool = False) -> RLSRes
     gamma = check_positive(gamma, "gamma")
     tol = check_tol(tol)
     R = np.asfortranarray(y[:, None])
-    _LAST_SOLVE.clear()
-    S, used, msg = _shifted_solve(K, m * gamma, R, overwrite_K)
+    S, used, msg, report = _shifted_solve(K, m * gamma, R, overwrite_K, rows)
     status = "optimal" if used == "cholesky" else "numerical_issue"
     info = {}
     if used == "cholesky":
-        ok, msg, info = _accuracy_check(tol, f"m gamma I + K (gamma = {gamma:g})", "use a larger gamma")
+        ok, msg, info = _accuracy_check(report, tol, f"m gamma I + K (gamma = {gamma:g})", "use a larger gamma")
         if not ok:
             status = "numerical_issue"
     c = S[:, 0]
