@@ -1,6 +1,6 @@
 """Certificates of reference solutions, computed on the ORIGINAL K (or X), never on a factor.
 
-Two kinds of problem (issue 18):
+Two kinds of problem:
 
 * **Inequality (box) problems** (the duals and primals of l1_svm, l2_svm, least_1norm_svm, and the
   support features machine): the solver's multipliers are projected onto the feasible set (box, then
@@ -54,10 +54,31 @@ class Certified:
     condition: float = float("nan")
     method: str = ""
     duals: list | None = None
+    alpha: np.ndarray | None = None
 
     @property
     def certified(self) -> bool:
         return not self.failed
+
+
+@dataclass(frozen=True)
+class Multipliers:
+    """Where a form's solution holds the dual multipliers a certificate is computed from: the variable
+    ``values[variable]`` of a dual form, or ``duals[plus] - duals[minus]`` (either term may be absent) from
+    the constraint duals of a primal form, in the order the form lists its constraints."""
+
+    variable: str | None = None
+    plus: int | None = None
+    minus: int | None = None
+
+    def __call__(self, values: dict, duals: list):
+        if self.variable is not None:
+            return values[self.variable]
+        if self.minus is None:
+            return duals[self.plus]
+        if self.plus is None:
+            return -duals[self.minus]
+        return duals[self.plus] - duals[self.minus]
 
 
 def _rel(x: float, scale: float) -> float:
@@ -360,21 +381,10 @@ class AccurateMatvec:
         return s.astype(LD) + (c + E.sum(axis=1)).astype(LD)
 
 
-def refined_solve(A, rhs, matvec_ld, *, spd: bool = False, tol: float = 1e-8, what: str = "the KKT system",
-                  max_refine: int = 6):
-    """Solve ``A x = rhs`` with LU (or Cholesky if ``spd``), estimate ``cond_1(A)`` (gecon/pocon) and
-    refine with residuals ``rhs - A x`` computed in extended precision by ``matvec_ld`` (which takes a
-    double vector and returns ``numpy.longdouble``; :class:`AccurateMatvec` for the K products).
-
-    The system is first equilibrated (symmetric Ruiz scaling by powers of 2, exact); ``condition`` is that
-    of the equilibrated matrix. Returns ``(x, info)`` with ``condition``, ``refinement_steps``, ``est_rel_error`` (the last
-    correction's relative size, or ``cond * eps`` if refinement did not converge) and
-    ``backward_error``. Raises ``numpy.linalg.LinAlgError`` (caught by the caller) when A is singular
-    to working precision.
-    """
-    A0 = A
-    # symmetric Ruiz equilibration by powers of 2 (exact): D A D has rows and columns of max-norm ~1, which
-    # removes the bad scaling of e.g. [[0, y'], [y, K + I/C]] with K ~ 1e12 (not an intrinsic ill-conditioning)
+def _equilibrate(A):
+    """Symmetric Ruiz equilibration by powers of 2 (exact): ``(D A D, d)`` with rows and columns of D A D of
+    max-norm ~1, which removes the bad scaling of e.g. ``[[0, y'], [y, K + I/C]]`` with K ~ 1e12 (not an
+    intrinsic ill-conditioning)."""
     d = np.ones(A.shape[0])
     for _ in range(8):
         rmax = np.max(np.abs(A * d[:, None] * d[None, :]), axis=1)
@@ -383,7 +393,13 @@ def refined_solve(A, rhs, matvec_ld, *, spd: bool = False, tol: float = 1e-8, wh
         if np.all(step == 1.0):
             break
         d *= step
-    A = A * d[:, None] * d[None, :]
+    return A * d[:, None] * d[None, :], d
+
+
+def _factorise(A, d, spd: bool, what: str):
+    """Factorise the equilibrated ``A`` (Cholesky if ``spd`` and it succeeds, else LU) and estimate its
+    1-norm condition number (``dpocon`` / ``dgecon``). Returns ``(solve, cond, spd)``, ``solve(r)`` giving
+    ``A0^-1 r = D (D A0 D)^-1 D r`` for the original matrix ``A0``."""
     anorm = float(np.max(np.sum(np.abs(A), axis=0)))
     if spd:
         try:
@@ -407,10 +423,12 @@ def refined_solve(A, rhs, matvec_ld, *, spd: bool = False, tol: float = 1e-8, wh
         def solve(r):
             return d * sla.lu_solve((lu, piv), d * r, check_finite=False)
     cond = float(1.0 / rcond) if rcond > 0 else float("inf")
-    if not np.isfinite(cond) or cond * EPS >= 0.5:
-        raise np.linalg.LinAlgError(f"{what} is singular to working precision (estimated 1-norm condition number {cond:.3g})")
-    x = solve(rhs)
-    rhs_ld = np.asarray(rhs, dtype=LD)
+    return solve, cond, spd
+
+
+def _refine(x, rhs_ld, matvec_ld, solve, max_refine: int):
+    """Iterative refinement of ``x`` with residuals ``rhs - A x`` in extended precision; stops when the
+    correction is at round-off or stagnates. Returns ``(x, steps, last relative correction, converged)``."""
     steps, last, prev, converged = 0, float("inf"), float("inf"), False
     for steps in range(1, max_refine + 1):  # noqa: B007
         r = rhs_ld - matvec_ld(x)
@@ -423,6 +441,29 @@ def refined_solve(A, rhs, matvec_ld, *, spd: bool = False, tol: float = 1e-8, wh
         if last > 0.5 * prev:  # stagnation: no further gain
             break
         prev = last
+    return x, steps, last, converged
+
+
+def refined_solve(A, rhs, matvec_ld, *, spd: bool = False, tol: float = 1e-8, what: str = "the KKT system",
+                  max_refine: int = 6):
+    """Solve ``A x = rhs`` with LU (or Cholesky if ``spd``), estimate ``cond_1(A)`` (gecon/pocon) and
+    refine with residuals ``rhs - A x`` computed in extended precision by ``matvec_ld`` (which takes a
+    double vector and returns ``numpy.longdouble``; :class:`AccurateMatvec` for the K products).
+
+    The system is first equilibrated (symmetric Ruiz scaling by powers of 2, exact); ``condition`` is that
+    of the equilibrated matrix. Returns ``(x, info)`` with ``condition``, ``refinement_steps``, ``est_rel_error`` (the last
+    correction's relative size, or ``cond * eps`` if refinement did not converge) and
+    ``backward_error``. Raises ``numpy.linalg.LinAlgError`` (caught by the caller) when A is singular
+    to working precision.
+    """
+    A0 = A
+    A, d = _equilibrate(A)
+    solve, cond, spd = _factorise(A, d, spd, what)
+    if not np.isfinite(cond) or cond * EPS >= 0.5:
+        raise np.linalg.LinAlgError(f"{what} is singular to working precision (estimated 1-norm condition number {cond:.3g})")
+    x = solve(rhs)
+    rhs_ld = np.asarray(rhs, dtype=LD)
+    x, steps, last, converged = _refine(x, rhs_ld, matvec_ld, solve, max_refine)
     r = rhs_ld - matvec_ld(x)
     bnorm = float(np.max(np.abs(np.asarray(r, dtype=float))))
     backward = bnorm / max(float(np.max(np.abs(A0) @ np.abs(x))) + float(np.max(np.abs(rhs))), np.finfo(float).tiny)

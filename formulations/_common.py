@@ -1,12 +1,15 @@
-"""Shared machinery of the ground truth: the problem type, the kernel factor and parameters.
+"""Shared machinery of the ground truth: the problem type and its typed metadata, the kernel factor and parameters.
 
 Nothing here knows any formulation's maths; each formulation module writes its own problem
 from its paper, line for line.
 """
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 import cvxpy as cp
 import numpy as np
@@ -16,6 +19,7 @@ from svmref._validation import check_gram, check_X
 
 __all__ = [
     "RefProblem",
+    "ProblemInfo",
     "NotConvexError",
     "KernelClipWarning",
     "kernel_factor",
@@ -40,23 +44,112 @@ class KernelClipWarning(UserWarning):
     """Negative eigenvalues of K were clipped to build the factor K = Phi Phi^T (reported, not hidden)."""
 
 
-class RefProblem(cp.Problem):
-    """A :class:`cvxpy.Problem` that carries where it comes from.
+#: The keys ``problem.info[key]`` answers (the data fields of :class:`ProblemInfo`).
+INFO_KEYS = ("formulation", "form", "cite", "sense", "hyper", "param_rules", "factor", "scale", "gram", "strategy")
 
-    ``info`` holds: ``formulation``, ``form`` (``"primal"``, ``"dual"``, ``"lp"``, ...), ``cite``
-    (paper file and equation), ``sense`` (``"min"``/``"max"``), ``factor`` (the kernel factor's
-    report: rank, clipped eigenvalues) and ``param_rules`` (how the problem's
-    :class:`cvxpy.Parameter` values derive from the user's hyperparameters, see :func:`set_params`).
+
+@dataclass(frozen=True, eq=False)
+class ProblemInfo:
+    """Where a reference problem comes from, and how :func:`svmref.formulations.solve` computes its reference.
+
+    Attributes
+    ----------
+    formulation, form, cite, sense : str or None
+        The formulation's name, the form (``"primal"``, ``"dual"``, ``"lp"``, ...), the paper file and
+        equation, and ``"min"`` / ``"max"``; ``None`` for a plain :class:`cvxpy.Problem`.
+    hyper : dict
+        The current hyperparameters (``C``, ``gamma``, ``mu``, ...).
+    param_rules : dict
+        How the problem's :class:`cvxpy.Parameter` values derive from ``hyper`` (see :func:`set_params`).
+    factor, gram : dict or None
+        The report of the kernel factor ``K = Phi Phi^T`` of a primal, or of the PSD test of a dual's Gram matrix.
+    scale : float or None
+        ``N max|K|`` (``N max|X|^2`` for X): ``C x scale`` says how hard the problem is scaled.
+    owner : Formulation or None
+        The formulation object that built the problem; it checks the hyperparameters again in :func:`set_params`.
+    certifier : object or None
+        What certifies a solution of this problem on the original K or X (``certify(hyper, values, duals, tol)``):
+        a :class:`~svmref.formulations._box.BoxCertifier` or the support features machine's certifier.
+    system : object or None
+        The KKT system of an equality-only problem (``solve(hyper, tol)``), solved directly.
+    box_dual : bool
+        The certifier is a box dual's, and the dual on ``Y K Y`` may be solved directly for this form.
+
+    ``problem.info[key]`` and ``problem.info.get(key, default)`` read the data fields (:data:`INFO_KEYS`) as
+    a mapping does; a field that is ``None`` counts as absent.
     """
 
-    def __init__(self, objective, constraints=None, *, info: dict | None = None):
+    formulation: str | None = None
+    form: str | None = None
+    cite: str | None = None
+    sense: str | None = None
+    hyper: dict = field(default_factory=dict)
+    param_rules: dict = field(default_factory=dict, repr=False)
+    factor: dict | None = None
+    scale: float | None = None
+    gram: dict | None = None
+    owner: Any = field(default=None, repr=False)
+    certifier: Any = field(default=None, repr=False)
+    system: Any = field(default=None, repr=False)
+    box_dual: bool = False
+
+    @property
+    def strategy(self) -> str:
+        """The reference strategy ``solve(problem)`` uses by default: ``"direct_lapack"`` (equality-only
+        problems), ``"box_dual_yky"`` (the box problems solved through their dual on ``Y K Y``) or
+        ``"cvxpy_conic"`` (the model itself through CLARABEL)."""
+        if self.system is not None:
+            return "direct_lapack"
+        return "box_dual_yky" if self.box_dual else "cvxpy_conic"
+
+    def validate(self, hyper: dict) -> dict:
+        """``hyper`` checked as the builder checked it (positive, within the scale of K), or unchanged
+        for a problem that no formulation built."""
+        if self.owner is None:
+            return hyper
+        return self.owner._check_scaled(self.owner._check_hyper(**hyper), self.scale)
+
+    def __getitem__(self, key: str):
+        value = getattr(self, key) if key in INFO_KEYS else None
+        if value is None:
+            raise KeyError(key)
+        return value
+
+    def get(self, key: str, default=None):
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def __contains__(self, key: str) -> bool:
+        return self.get(key) is not None
+
+    def keys(self) -> list[str]:
+        return [k for k in INFO_KEYS if k in self]
+
+    @classmethod
+    def from_mapping(cls, info) -> ProblemInfo:
+        """A :class:`ProblemInfo` from a ``dict`` of its fields (or the object itself)."""
+        if isinstance(info, ProblemInfo):
+            return info
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in dict(info or {}).items() if k in names})
+
+
+class RefProblem(cp.Problem):
+    """A :class:`cvxpy.Problem` that carries where it comes from: ``info``, a :class:`ProblemInfo`
+    (formulation, form, citation, sense, hyperparameters, the kernel factor's report, how the
+    :class:`cvxpy.Parameter` values derive from the hyperparameters, and what certifies its reference).
+    """
+
+    def __init__(self, objective, constraints=None, *, info: ProblemInfo | dict | None = None):
         super().__init__(objective, constraints)
-        self.info = dict(info or {})
+        self.info = ProblemInfo.from_mapping(info)
 
     @property
     def hyperparameters(self) -> dict[str, float]:
         """Current hyperparameter values (``C``, ``gamma``, ``mu``, ...) of this problem."""
-        return dict(self.info.get("hyper", {}))
+        return dict(self.info.hyper)
 
 
 class Factor:
@@ -95,8 +188,8 @@ def kernel_factor(K=None, X=None, *, psd: str = "raise") -> Factor:
     and ``Phi = V_+ diag(sqrt(w_+))`` over **every** eigenvalue above ``eigh``'s own round-off level
     ``N * eps * max|w|`` (:data:`EIG_ROUNDOFF`): an eigenvalue below that level is indistinguishable
     from 0 (eigh's backward error is of that size), so dropping it changes K by no more than the
-    eigendecomposition already does. (Earlier versions dropped eigenvalues below ``1e-9 max|w|``,
-    which changed the problem at large C; issue 18.)
+    eigendecomposition already does (a fixed relative cut such as ``1e-9 max|w|`` would change the
+    problem at large C).
     Eigenvalues in ``[-PSD_RTOL * max|w|, 0)`` are round-off: they are clipped and counted in the
     report (and a :class:`KernelClipWarning` is issued if any was clipped). A more negative
     eigenvalue means ``K`` is not PSD: with ``psd="raise"`` (default) :class:`NotConvexError` is
@@ -142,21 +235,21 @@ def set_params(problem: RefProblem, **hyper) -> RefProblem:
 
     The problem's :class:`cvxpy.Parameter` objects are updated through the rules recorded when it
     was built (some problems also hold a derived parameter such as ``C_inv = 1/C`` so that they stay
-    DPP and re-solve without recompiling). Returns the problem.
+    DPP and re-solve without recompiling), and ``problem.info`` is replaced by a copy with the new
+    hyperparameters. Returns the problem.
     """
-    rules: dict[str, tuple[str, Callable]] = problem.info.get("param_rules", {})
-    current = dict(problem.info.get("hyper", {}))
+    info = ProblemInfo.from_mapping(getattr(problem, "info", None))
+    rules: dict[str, tuple[str, Callable]] = info.param_rules
+    current = dict(info.hyper)
     unknown = set(hyper) - set(current)
     if unknown:
         raise ValueError(f"unknown hyperparameter(s) {sorted(unknown)}; this problem has {sorted(current)}")
     current.update(hyper)
-    validate = problem.info.get("validate")
-    if validate is not None:
-        current = validate(**current)
+    current = info.validate(current)
     params = {p.name(): p for p in problem.parameters()}
     for pname, (_, rule) in rules.items():
         params[pname].value = rule(current)
-    problem.info["hyper"] = current
+    problem.info = dataclasses.replace(info, hyper=current)
     return problem
 
 

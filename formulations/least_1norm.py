@@ -4,6 +4,8 @@ from __future__ import annotations
 import cvxpy as cp
 
 from ._base import C_param, Formulation
+from ._box import BoxCertifier
+from ._certify import Multipliers
 
 
 class Least1NormSVM(Formulation):
@@ -50,10 +52,9 @@ class Least1NormSVM(Formulation):
         objective = cp.Minimize(0.5 * cp.sum_squares(W) + P["C"] * cp.norm1(xi))
         constraints = [cp.multiply(y, F.Phi @ W + b) == 1 - xi]
         # the multiplier nu of  y(Phi W + b) - (1 - xi) = 0  is -alpha (stationarity in W: W = -Phi'(y nu))
-        certify = self._box_certifier("l1n", K, y, "primal", lambda v, d: -d[0], F.Phi)
-        fast = self._box_fast("l1n", K, y, certify, "primal")
+        certifier = BoxCertifier("l1n", K, y, "primal", Multipliers(minus=0), F.Phi)
         return self._problem(objective, constraints, form="primal", cite="000, eq. (3)", sense="min",
-                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), certify=certify, fast=fast)
+                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), certifier=certifier, box_dual=True)
 
     def lp(self, K, y, C=1.0, *, X=None, psd="raise") -> cp.Problem:
         """000, eq. (4): ``min 1/2||W||^2 + C sum t_i`` s.t. ``-t_i <= 1 - y_i(W.Phi_i + b) <= t_i``."""
@@ -68,9 +69,9 @@ class Least1NormSVM(Formulation):
         objective = cp.Minimize(0.5 * cp.sum_squares(W) + P["C"] * cp.sum(t))
         constraints = [-t <= margin, margin <= t]
         # alpha = gamma - beta (000, eq. (5)): the multipliers of the two sides
-        certify = self._box_certifier("l1n", K, y, "lp", lambda v, d: d[1] - d[0], F.Phi, slack="t")
+        certifier = BoxCertifier("l1n", K, y, "lp", Multipliers(plus=1, minus=0), F.Phi, slack="t")
         return self._problem(objective, constraints, form="lp", cite="000, eq. (4)", sense="min",
-                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), certify=certify)
+                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), certifier=certifier)
 
     def dual(self, K, y, C=1.0, *, psd="raise") -> cp.Problem:
         """000, eq. (5): ``min 1/2 (alpha*y)' K (alpha*y) - sum alpha`` s.t. ``y'alpha = 0, -C <= alpha <= C``."""
@@ -82,8 +83,7 @@ class Least1NormSVM(Formulation):
         Q = (y[:, None] * Kp) * y[None, :]  # exact: no factor, no eigenvalue dropped
         objective = cp.Minimize(0.5 * cp.quad_form(alpha, cp.psd_wrap(Q)) - cp.sum(alpha))
         constraints = [y @ alpha == 0, alpha >= -P["C"], alpha <= P["C"]]
-        certify = self._box_certifier("l1n", Kp, y, "dual", lambda v, d: v["alpha"])
-        fast = self._box_fast("l1n", Kp, y, certify, "dual")
+        certifier = BoxCertifier("l1n", Kp, y, "dual", Multipliers(variable="alpha"))
         return self._problem(objective, constraints, form="dual", cite="000, eq. (5)", sense="min",
-                             hyper=hyper, rules=rules, gram=rep, scale=self._scale(K), certify=certify,
-                             fast=fast)
+                             hyper=hyper, rules=rules, gram=rep, scale=self._scale(K), certifier=certifier,
+                             box_dual=True)

@@ -1,10 +1,80 @@
 """LS-SVM, classification and regression forms (000 eqs. (1)-(2), (7); 002; 004 eqs. (1)-(2))."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import cached_property
+
 import cvxpy as cp
 import numpy as np
 
+from . import _certify as cert
 from ._base import C_inv_param, C_param, Formulation
+from ._certify import Certified
+
+
+@dataclass(frozen=True, eq=False)
+class LSSystem:
+    """The direct reference of the LS-SVM (000 eqs. (2), (7); 004 eq. (2)): the KKT system in ``[b; alpha]``
+    solved by LU with a condition estimate and extended-precision refinement (:func:`._certify.refined_solve`);
+    the values and objective of ``form`` are derived from it on the original K.
+
+    Classification: the equality row is ``sum_i y_i alpha_i = 0`` and the right-hand side 1 (000 eq. (7));
+    regression: ``sum_i alpha_i = 0`` and the right-hand side y (004 eq. (2)).
+    """
+
+    K: np.ndarray
+    y: np.ndarray
+    form: str
+    Phi: np.ndarray | None = None
+    classification: bool = True
+
+    @cached_property
+    def _K_ld(self):
+        return self.K.astype(cert.LD)
+
+    @cached_property
+    def _Kx(self):
+        return cert.AccurateMatvec(self.K)
+
+    def solve(self, hyper: dict, tol: float) -> Certified:
+        """Solve the system at ``hyper`` (``C``, or ``C = zeta / mu`` for the mu/zeta form of 002) and certify it."""
+        K, y, N = self.K, self.y, self.K.shape[0]
+        C = hyper["zeta"] / hyper["mu"] if "zeta" in hyper else hyper["C"]
+        s = y if self.classification else np.ones(N)          # the equality row: sum_i s_i alpha_i = 0
+        r = np.ones(N) if self.classification else y          # right-hand side
+        K_ld, Kx, iC = self._K_ld, self._Kx, cert.LD(1) / cert.LD(C)
+        s_ld = s.astype(cert.LD)
+        A = np.zeros((N + 1, N + 1))
+        A[0, 1:] = s
+        A[1:, 0] = s
+        A[1:, 1:] = (s[:, None] * K) * s[None, :]
+        A[np.arange(1, N + 1), np.arange(1, N + 1)] += 1.0 / C
+        rhs = np.concatenate([[0.0], r])
+
+        def mv(x):  # x in double; the products with K as in twice the precision, the rest in longdouble
+            b, a = x[0], x[1:]
+            a_ld = a.astype(cert.LD)
+            return np.concatenate([[s_ld @ a_ld], s_ld * Kx(s * a) + a_ld * iC + s_ld * cert.LD(b)])
+
+        x, info = cert.refined_solve(A, rhs, mv, tol=tol, what="the LS-SVM KKT system")
+        return self._certified(x, s, r, C, iC, K_ld, info, hyper, tol)
+
+    def _certified(self, x, s, r, C, iC, K_ld, info, hyper, tol) -> Certified:
+        """The objective of the form (000 eqs. (1), (2); 002's J_2 is ``mu`` times (1)) and its values."""
+        b, a = float(x[0]), x[1:]
+        v = (s * a).astype(cert.LD)
+        quad = float(v @ (K_ld @ v))
+        a_ld = a.astype(cert.LD)
+        d = 0.5 * quad + 0.5 * float(a_ld @ a_ld * iC) - float(r.astype(cert.LD) @ a_ld)
+        xi = a / C
+        p = 0.5 * quad + 0.5 * C * float(xi.astype(cert.LD) @ xi.astype(cert.LD))
+        extra = {"gap_p_plus_d": p + d, "rel_gap": abs(p + d) / max(1.0, abs(d))}
+        if self.form == "dual":
+            return cert.direct_certified(d, {"alpha": a}, info, tol, extra=extra)
+        W = self.Phi.T @ (s * a)
+        if self.form == "primal_mu_zeta":
+            return cert.direct_certified(hyper["mu"] * p, {"w": W, "b": b, "e": xi}, info, tol, extra=extra)
+        return cert.direct_certified(p, {"W": W, "b": b, "xi": xi}, info, tol, extra=extra)
 
 
 class LSSVM(Formulation):
@@ -46,9 +116,9 @@ class LSSVM(Formulation):
         xi = cp.Variable(K.shape[0], name="xi")
         objective = cp.Minimize(0.5 * cp.sum_squares(W) + 0.5 * P["C"] * cp.sum_squares(xi))
         constraints = [cp.multiply(y, F.Phi @ W + b) == 1 - xi]
-        direct = self._ls_direct(K, y, "primal", F.Phi, classification=True)
+        system = LSSystem(K, y, "primal", F.Phi, classification=True)
         return self._problem(objective, constraints, form="primal", cite="000, eq. (1)", sense="min",
-                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), direct=direct)
+                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), system=system)
 
     def dual(self, K, y, C=1.0, *, psd="raise") -> cp.Problem:
         """000, eq. (2): ``min 1/2 sum alpha_i alpha_j y_i y_j Ktilde_ij - sum alpha_i`` s.t. ``sum alpha_i y_i = 0``."""
@@ -62,9 +132,9 @@ class LSSVM(Formulation):
         objective = cp.Minimize(0.5 * cp.quad_form(alpha, cp.psd_wrap(Q)) + 0.5 * P["C_inv"] * cp.sum_squares(alpha)
                                 - cp.sum(alpha))
         constraints = [y @ alpha == 0]
-        direct = self._ls_direct(Kp, y, "dual", classification=True)
+        system = LSSystem(Kp, y, "dual", classification=True)
         return self._problem(objective, constraints, form="dual", cite="000, eq. (2)", sense="min",
-                             hyper=hyper, rules=rules, gram=rep, scale=self._scale(K), direct=direct)
+                             hyper=hyper, rules=rules, gram=rep, scale=self._scale(K), system=system)
 
     def kkt_system(self, K, y, C=1.0) -> tuple[np.ndarray, np.ndarray]:
         """The linear KKT system of 000 eqs. (2), (7): returns ``(A, rhs)`` with unknowns ``[b; alpha]``.
@@ -100,9 +170,9 @@ class LSSVM(Formulation):
         e = cp.Variable(K.shape[0], name="e")
         objective = cp.Minimize(0.5 * P["mu"] * cp.sum_squares(w) + 0.5 * P["zeta"] * cp.sum_squares(e))
         constraints = [cp.multiply(y, F.Phi @ w + b) == 1 - e]
-        direct = self._ls_direct(K, y, "primal_mu_zeta", F.Phi, classification=True)
+        system = LSSystem(K, y, "primal_mu_zeta", F.Phi, classification=True)
         return self._problem(objective, constraints, form="primal_mu_zeta", cite="002 (J_2, mu/zeta form)",
-                             sense="min", hyper=hyper, rules=rules, factor=F, scale=self._scale(K), direct=direct)
+                             sense="min", hyper=hyper, rules=rules, factor=F, scale=self._scale(K), system=system)
 
 
 class LSSVMRegression(Formulation):
@@ -145,9 +215,9 @@ class LSSVMRegression(Formulation):
         xi = cp.Variable(K.shape[0], name="xi")
         objective = cp.Minimize(0.5 * cp.sum_squares(W) + 0.5 * P["C"] * cp.sum_squares(xi))
         constraints = [F.Phi @ W + b == y - xi]
-        direct = self._ls_direct(K, y, "primal", F.Phi, classification=False)
+        system = LSSystem(K, y, "primal", F.Phi, classification=False)
         return self._problem(objective, constraints, form="primal", cite="004, eq. (1)", sense="min",
-                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), direct=direct)
+                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), system=system)
 
     def dual(self, K, y, C=1.0, *, psd="raise") -> cp.Problem:
         """Dual of 004 eq. (1): ``min 1/2 alpha'(K + I/C)alpha - y'alpha`` s.t. ``sum alpha = 0``."""
@@ -159,9 +229,9 @@ class LSSVMRegression(Formulation):
         objective = cp.Minimize(0.5 * cp.quad_form(alpha, cp.psd_wrap(Kp)) + 0.5 * P["C_inv"] * cp.sum_squares(alpha)
                                 - y @ alpha)
         constraints = [cp.sum(alpha) == 0]
-        direct = self._ls_direct(Kp, y, "dual", classification=False)
+        system = LSSystem(Kp, y, "dual", classification=False)
         return self._problem(objective, constraints, form="dual", cite="dual of 004, eq. (1)", sense="min",
-                             hyper=hyper, rules=rules, gram=rep, scale=self._scale(K), direct=direct)
+                             hyper=hyper, rules=rules, gram=rep, scale=self._scale(K), system=system)
 
     def kkt_system(self, K, y, C=1.0) -> tuple[np.ndarray, np.ndarray]:
         """004, eq. (2): ``[[0, 1'], [1, K + I/C]] [b; alpha] = [0; y]``; returns ``(A, rhs)``."""

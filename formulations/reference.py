@@ -1,14 +1,24 @@
-"""Solve a formulation to ground-truth accuracy, and certify it (DESIGN example 3; issue 18).
+"""Solve a formulation to ground-truth accuracy, and certify it: a short dispatcher over named strategies.
 
-cvxpy's default for a QP is OSQP at 1e-5: that is not ground truth. :func:`solve` uses CLARABEL
-(interior point) at tight tolerances, then **certifies** the solution on the original K (or X) with
-:mod:`._certify`: the objective recomputed, feasibility, KKT residuals and the duality gap, each against
-the requested ``tol``; a solution that does not certify is polished (active-set Newton step) and, if it
-still does not, :class:`ReferenceSolveError` names the residual that failed and by how much.
-Equality-only problems (LS-SVM, LS-SVM regression, RLS, the weighted ISLS problem) are solved directly
-(LAPACK, condition estimate, iterative refinement in extended precision) instead. A second solver
-(ECOS by default) cross-checks the optimal value on request, and automatically only when the
-certificate is marginal or the problem carries none (a plain :class:`cvxpy.Problem`).
+The cvxpy model that a formulation builds is the specification; the numbers may be computed another way,
+but they are always certified on the original K (or X) against that model (:mod:`._certify`): the
+objective recomputed, feasibility, KKT residuals and the duality gap, each against the requested ``tol``.
+A solution that does not certify is polished and, if it still does not, :class:`ReferenceSolveError`
+names the residual that failed and by how much. The strategies (:data:`STRATEGIES`), each returning one
+:class:`Outcome`:
+
+* ``box_dual_yky``: the box problems (l1_svm, l2_svm, least_1norm_svm, dual and primal): the dual on
+  ``Y K Y`` solved by CLARABEL called directly, then certified (and polished) on K; a primal's point is
+  rebuilt from the certified alpha. Falls back to ``cvxpy_conic`` when it does not certify.
+* ``direct_lapack``: the equality-only problems (LS-SVM classification and regression, RLS, the weighted
+  ISLS problem), every form: the KKT system by LAPACK with a condition estimate and refinement in extended
+  precision.
+* ``cvxpy_conic``: the model itself through cvxpy and CLARABEL at tight tolerances, then certified where
+  the problem carries a certifier (the LP form, the support features machine, any problem with
+  ``method="cvxpy"``); a plain :class:`cvxpy.Problem` or the epsilon-SVR has none.
+* the cross-check (:func:`second_solver`): a second solver (ECOS by default) on the model, after any of
+  them, on request, and automatically only when the certificate is marginal or the problem carries none.
+
 A status other than optimal raises :class:`ReferenceSolveError` naming it.
 """
 from __future__ import annotations
@@ -20,10 +30,12 @@ from dataclasses import dataclass, field
 import cvxpy as cp
 import numpy as np
 
-from ._certify import ReferenceAccuracyWarning
+from . import _certify as cert
+from ._certify import Certified, ReferenceAccuracyWarning
+from ._common import ProblemInfo
 
-__all__ = ["solve", "Solution", "ReferenceSolveError", "ReferenceDisagreementWarning", "ReferenceAccuracyWarning",
-           "SOLVER_OPTIONS", "DEFAULT_TOL"]
+__all__ = ["solve", "Solution", "Outcome", "STRATEGIES", "ReferenceSolveError", "ReferenceDisagreementWarning",
+           "ReferenceAccuracyWarning", "SOLVER_OPTIONS", "DEFAULT_TOL"]
 
 #: Tolerances passed to each solver (the tightest each converges at reliably on these problems).
 SOLVER_OPTIONS: dict[str, dict] = {
@@ -68,19 +80,22 @@ class Solution:
     Attributes
     ----------
     objective : float
-        Optimal value, in the problem's own sense (see ``problem.info["sense"]``).
+        Optimal value, in the problem's own sense (see ``problem.info.sense``): the cvxpy model's own
+        objective at ``values``.
     values : dict
         Values of the problem's named variables (``"alpha"``, ``"W"``, ``"b"``, ...).
     constraint_duals : list
         Dual values of the constraints, in the order the problem lists them.
     status, solver : str
-        cvxpy status and the solver that produced ``values``.
+        cvxpy status and the solver that produced ``values`` (``"LAPACK (direct, refined)"`` for a direct solve,
+        ``"CLARABEL (via the dual)"`` for a box primal solved through its dual).
     time : float
         Seconds in ``problem.solve`` (compilation included).
     cross_check : dict
         ``{"solver", "objective", "status", "rel_diff"}`` of the second solver, or empty.
-    info : dict
-        ``problem.info`` (formulation, form, citation, hyperparameters, kernel factor report).
+    info : ProblemInfo
+        ``problem.info`` at the time of the solve (formulation, form, citation, hyperparameters, kernel
+        factor report, the strategy); it reads as a mapping too (``info["hyper"]``).
     certificate : dict
         The residuals computed on the original K / X (``rel_gap``, ``eq_feasibility``,
         ``bound_feasibility``, ``kkt`` for the box problems; ``condition``, ``est_rel_error``,
@@ -101,7 +116,7 @@ class Solution:
     solver: str
     time: float
     cross_check: dict = field(default_factory=dict)
-    info: dict = field(default_factory=dict)
+    info: ProblemInfo = field(default_factory=ProblemInfo)
     certificate: dict = field(default_factory=dict)
     certified: bool = False
     polished: bool = False
@@ -121,6 +136,43 @@ class Solution:
         return self.values[name]
 
 
+@dataclass
+class Outcome:
+    """What one strategy found: the certificate ``cert`` (``None`` for a problem that carries no certifier),
+    the variables' ``values`` and the constraint ``duals`` it returns, the ``status``, the ``solver`` that
+    produced them, the seconds spent (``time``) and, without a certificate, the solver's optimal ``value``."""
+
+    cert: Certified | None
+    values: dict
+    duals: list
+    status: str
+    solver: str
+    time: float
+    value: float = float("nan")
+
+    @property
+    def objective(self) -> float:
+        """The certified objective, else the solver's value."""
+        return float(self.cert.objective) if self.cert is not None else float(self.value)
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One call of :func:`solve`: the problem, its info and the caller's options."""
+
+    problem: cp.Problem
+    info: ProblemInfo
+    solver: str
+    options: dict | None
+    tol: float
+    accept_inaccurate: bool
+
+    @property
+    def default_clarabel(self) -> bool:
+        """CLARABEL at this module's own tolerances (no user options): the polishing re-solves may run."""
+        return self.solver == "CLARABEL" and not self.options
+
+
 def _rel(a: float, b: float) -> float:
     return abs(a - b) / max(1.0, abs(a), abs(b))
 
@@ -138,9 +190,17 @@ def _run(problem: cp.Problem, solver: str, options: dict | None, *, tight: bool 
     return problem.status, problem.value, time.perf_counter() - t0
 
 
-def _scale_note(info) -> str:
+def _name(info: ProblemInfo, default: str = "problem") -> str:
+    return info.formulation if info.formulation is not None else default
+
+
+def _form(info: ProblemInfo) -> str:
+    return info.form if info.form is not None else "?"
+
+
+def _scale_note(info: ProblemInfo) -> str:
     """``C x N max|K|``: the size of C K alpha; far from 1 the problem is badly scaled for any solver."""
-    h, scale = info.get("hyper", {}), info.get("scale")
+    h, scale = info.hyper, info.scale
     name = next((k for k in ("C", "gamma") if k in h), None)
     if scale is None or name is None:
         return ""
@@ -151,10 +211,9 @@ def _scale_note(info) -> str:
             f"{name} is extreme), which is the likely cause")
 
 
-def _failure_message(info, c, tol) -> str:
+def _failure_message(info: ProblemInfo, c: Certified, tol: float) -> str:
     parts = [f"{k} = {v[0]:.3g} > {v[1]:.1g}" for k, v in c.failed.items()]
-    return (f"reference of {info.get('formulation', 'problem')} ({info.get('form', '?')}, "
-            f"{info.get('hyper', {})}) does not certify on the original data"
+    return (f"reference of {_name(info)} ({_form(info)}, {info.hyper}) does not certify on the original data"
             f"{' after polishing' if c.polished or c.method == 'direct' else ''}: " + "; ".join(parts)
             + f" (requested tol {tol:g}); the reference is not trusted" + _scale_note(info))
 
@@ -163,6 +222,232 @@ def _set_values(problem, values):
     for v in problem.variables():
         if v.name() in values and values[v.name()] is not None:
             v.value = np.reshape(np.asarray(values[v.name()], dtype=float), v.shape)
+
+
+def _as_values(values: dict) -> dict:
+    """A certificate's values as floats (scalars) and float arrays."""
+    return {k: (float(v) if np.ndim(v) == 0 else np.asarray(v, dtype=float)) for k, v in values.items()}
+
+
+def _variable_values(problem) -> dict:
+    """The values cvxpy left in the problem's variables (``None`` where it left none)."""
+    values = {v.name(): (np.array(v.value) if v.value is not None else None) for v in problem.variables()}
+    return {k: (float(v) if v is not None and v.ndim == 0 else v) for k, v in values.items()}
+
+
+# ------------------------------------------------------------------------------------------------
+# The strategies: each returns one Outcome, or None to hand over to the next one
+# ------------------------------------------------------------------------------------------------
+def box_dual_yky(call: _Call) -> Outcome | None:
+    """The box dual ``min 1/2 a'(Y K Y)a - 1'a`` (``+ ||a||^2/(2C)`` for l2) s.t. ``y'a = 0`` and the box
+    (003 eq. (3); 000 eq. (5)) solved by CLARABEL called directly on ``P = triu(Y K Y)`` to
+    :data:`FAST_OPTIONS` (:func:`._certify.clarabel_box_dual`: no cvxpy canonicalisation of the dense quadratic
+    form), then certified on K and finished by the active-set Newton polish. For a kernel primal the certified
+    alpha gives the primal point (``W = Phi'(y alpha)``, the exact best b, the optimal slacks) and the
+    constraint duals are rebuilt. ``None`` (hand over to ``cvxpy_conic``) when it does not certify."""
+    box, C = call.info.certifier, call.info.hyper["C"]
+    t0 = time.perf_counter()
+    try:
+        alpha, _, _ = cert.clarabel_box_dual(box.kind, box.K, box.y, C, FAST_OPTIONS)
+    except Exception:  # noqa: BLE001 - any failure of the fast route falls back to cvxpy
+        return None
+    if alpha is None or not np.all(np.isfinite(alpha)):
+        return None
+    c = box.certify(call.info.hyper, None, None, call.tol, alpha_override=alpha)
+    if c is None or not c.certified:
+        return None
+    c.duals = box.constraint_duals(c, C)
+    t = time.perf_counter() - t0
+    values = _as_values(c.values)
+    _set_values(call.problem, values)
+    used = call.solver if call.info.form == "dual" else f"{call.solver} (via the dual)"
+    return Outcome(c, values, list(c.duals), "optimal", used, t)
+
+
+def direct_lapack(call: _Call) -> Outcome:
+    """The KKT system of an equality-only problem (``info.system``) solved by LAPACK with a condition estimate
+    and refinement in extended precision (:func:`._certify.refined_solve`); a system singular to working
+    precision is refused, an estimated error above ``tol`` warned about (:class:`ReferenceAccuracyWarning`)
+    and refused above 1e-2 unless ``accept_inaccurate``."""
+    info, tol = call.info, call.tol
+    t0 = time.perf_counter()
+    try:
+        c = info.system.solve(info.hyper, tol)
+    except np.linalg.LinAlgError as exc:
+        raise ReferenceSolveError(
+            f"direct reference solve of {_name(info)} ({_form(info)}, {info.hyper}) refused: {exc}; "
+            "the hyperparameters make the problem numerically singular"
+        ) from None
+    t = time.perf_counter() - t0
+    values = _as_values(c.values)
+    _set_values(call.problem, values)
+    status = "optimal"
+    if not c.certified:
+        msg = _failure_message(info, c, tol)
+        if not call.accept_inaccurate and c.residuals.get("est_rel_error", 0.0) > 1e-2:
+            raise ReferenceSolveError(msg)
+        warnings.warn(msg.replace("the reference is not trusted", f"expected relative accuracy "
+                                  f"{c.residuals.get('est_rel_error', float('nan')):.2g}"),
+                      ReferenceAccuracyWarning, stacklevel=_CALLER)
+        status = "optimal_inaccurate (direct)"
+    return Outcome(c, values, [None for _ in call.problem.constraints], status, "LAPACK (direct, refined)", t)
+
+
+def _run_main(call: _Call) -> tuple[str, float, float]:
+    """The main conic solve; an inaccurate CLARABEL solve at this module's tolerances is retried at CLARABEL's own."""
+    status, value, t = _run(call.problem, call.solver, call.options)
+    if status == cp.OPTIMAL_INACCURATE and call.default_clarabel:
+        status2, value2, t2 = _run(call.problem, call.solver, None, tight=False)
+        t += t2
+        if status2 == cp.OPTIMAL:
+            status, value = "optimal (CLARABEL default tolerances)", value2
+        else:
+            status, value = status2, value2
+    return status, value, t
+
+
+def cvxpy_conic(call: _Call) -> Outcome:
+    """The model itself, through cvxpy and ``solver`` at :data:`SOLVER_OPTIONS`, then certified by the problem's
+    certifier where it has one (:func:`_certify_conic`), which can also salvage an inaccurate, stopped or
+    failed solve; without a certifier any status other than optimal is refused."""
+    info, solver = call.info, call.solver
+    status, value, t = _run_main(call)
+    ok = status.startswith(cp.OPTIMAL) and not status.startswith(cp.OPTIMAL_INACCURATE)
+    salvage = info.certifier is not None and (status in (cp.OPTIMAL_INACCURATE, cp.USER_LIMIT)
+                                              or status.startswith("solver_error"))
+    failure = (f"reference solve of {_name(info)} ({_form(info)}) with {solver} "
+               f"ended with status {status!r} (value {value}); the reference is not trusted")
+    if not ok and not salvage and not (call.accept_inaccurate and status == cp.OPTIMAL_INACCURATE):
+        raise ReferenceSolveError(failure)
+    values = _variable_values(call.problem)
+    duals = [c_.dual_value for c_ in call.problem.constraints]
+    if info.certifier is None:
+        return Outcome(None, values, duals, status, solver, t, value=float(value))
+    return _certify_conic(call, Outcome(None, values, duals, status, solver, t), ok, failure)
+
+
+def _certify_conic(call: _Call, out: Outcome, ok: bool, failure: str) -> Outcome:
+    """Certify the conic solution on the original data (re-solving in better scaling when the solver left no
+    point, at tighter tolerances when it does not certify), and label its status."""
+    info, solver, status = call.info, call.solver, out.status
+    t0 = time.perf_counter()
+    have = all(v is not None for v in out.values.values()) and not status.startswith("solver_error")
+    c = info.certifier.certify(info.hyper, out.values if have else None, out.duals if have else None, call.tol)
+    if c is None:
+        raise ReferenceSolveError(failure + "; a re-solve in better scaling failed too" + _scale_note(info))
+    if not have:
+        status = f"{status} -> re-solved in better scaling"
+    if not c.certified and call.default_clarabel:
+        c = _tighter(call, c, out)
+    out.time += time.perf_counter() - t0
+    if c.values:
+        out.values.update(_as_values(c.values))
+        _set_values(call.problem, out.values)
+    if not c.certified and not call.accept_inaccurate:
+        raise ReferenceSolveError(_failure_message(info, c, call.tol) + f" ({solver} status {status!r})")
+    if not c.certified:  # only with accept_inaccurate: never labelled "optimal"
+        status = f"optimal_inaccurate (not certified: {', '.join(c.failed)}; {solver} said {status!r})"
+    elif not ok:
+        status = f"optimal (certified; {solver} said {status!r})"
+    elif c.polished:
+        status = f"{status} (polished)"
+    out.cert, out.status = c, status
+    return out
+
+
+def _tighter(call: _Call, c: Certified, out: Outcome) -> Certified:
+    """Polish by re-solving at :data:`TIGHTER` tolerances (the certifier's own polish did not suffice); the
+    re-solve's point replaces ``out``'s values and duals when it certifies or has a smaller gap."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s3, _, _ = _run(call.problem, call.solver, TIGHTER)
+    if s3 in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+        v3 = _variable_values(call.problem)
+        d3 = [c_.dual_value for c_ in call.problem.constraints]
+        c3 = call.info.certifier.certify(call.info.hyper, v3, d3, call.tol)
+        if c3 is not None and (c3.certified or c3.residuals.get("rel_gap", np.inf) < c.residuals.get("rel_gap", np.inf)):
+            c, out.values, out.duals = c3, v3, d3
+            c.polished = True
+    _set_values(call.problem, out.values)
+    return c
+
+
+def second_solver(call: _Call, out: Outcome, request) -> dict:
+    """The second solver on the model (``True``/``"auto"``: ECOS; or the solver named), when requested or, with
+    ``"auto"``, when the certificate is marginal or missing. Returns its record (empty when it did not run) and
+    warns (:class:`ReferenceDisagreementWarning`) when its optimal value differs by more than
+    :data:`DISAGREEMENT_WARN` relative; the main solution's values are restored in the problem afterwards."""
+    c, objective = out.cert, out.objective
+    marginal = c is None or any(abs(c.residuals.get(k, 0.0)) > MARGINAL * call.tol
+                                for k in ("rel_gap", "eq_feasibility", "bound_feasibility", "est_rel_error", "rel_floor"))
+    if not (bool(request) and (request != "auto" or marginal)):
+        return {}
+    second = "ECOS" if request in (True, "auto") else str(request)
+    with warnings.catch_warnings():
+        # the second solver's own status is recorded below; its cvxpy warning would only repeat it
+        warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+        warnings.filterwarnings("ignore", message="Forming a nonconvex expression")
+        s2, v2, t2 = _run(call.problem, second, None)
+    check = {"solver": second, "objective": float(v2) if v2 is not None else float("nan"), "status": s2,
+             "rel_diff": _rel(objective, float(v2)) if s2 in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) else float("inf"),
+             "time": t2, "reason": "requested" if request != "auto" else "marginal certificate"}
+    failed_to_run = s2.startswith("solver_error")
+    certified = c is not None and c.certified
+    if not (failed_to_run and certified) and not check["rel_diff"] <= DISAGREEMENT_WARN:
+        # (a cross-check that failed to run is recorded in cross_check; the certificate is the evidence)
+        warnings.warn(
+            f"reference cross-check: {second} ({s2}) gives {check['objective']:.12g}, {out.solver} gives "
+            f"{objective:.12g} (relative difference {check['rel_diff']:.2e})"
+            + (f"; the certified reference (relative gap {c.residuals.get('rel_gap', float('nan')):.1e}) stands"
+               if certified else ""),
+            ReferenceDisagreementWarning,
+            stacklevel=_CALLER,
+        )
+    _set_values(call.problem, out.values)  # the cross-check overwrote them
+    return check
+
+
+#: The strategies by name (the cross-check, :func:`second_solver`, runs after any of them).
+STRATEGIES = {"box_dual_yky": box_dual_yky, "direct_lapack": direct_lapack, "cvxpy_conic": cvxpy_conic}
+
+#: ``stacklevel`` of the warnings issued by a strategy or helper called from :func:`solve`: the caller of solve.
+_CALLER = 3
+
+
+def _plan(info: ProblemInfo, method: str, call: _Call) -> list[str]:
+    """The strategies to try, in order: the first that returns an outcome gives the reference."""
+    if method == "cvxpy":
+        return ["cvxpy_conic"]
+    if info.system is not None:
+        return ["direct_lapack"]
+    if method == "auto" and info.box_dual and call.default_clarabel:
+        return ["box_dual_yky", "cvxpy_conic"]
+    return ["cvxpy_conic"]
+
+
+def _warn_floor(info: ProblemInfo, c: Certified | None, tol: float) -> None:
+    """A certified gap that only the floating-point floor of evaluating the objectives bounds, above ``tol``."""
+    if c is not None and c.certified and c.residuals.get("rel_floor", 0.0) > tol:
+        warnings.warn(
+            f"reference of {_name(info)} ({_form(info)}, {info.hyper}): "
+            f"the duality gap can only be resolved to {c.residuals['rel_floor']:.1e} relative in double precision "
+            f"(the floor of evaluating the objectives), above the requested tol {tol:g}; the gap found is "
+            f"{c.residuals['rel_gap']:.1e}" + _scale_note(info), ReferenceAccuracyWarning, stacklevel=_CALLER)
+
+
+def _check_call(problem, tol, method) -> tuple[float, ProblemInfo]:
+    from svmref._validation import check_positive
+
+    tol = check_positive(tol, "tol")
+    if method not in ("auto", "direct", "cvxpy"):
+        raise ValueError(f"method must be 'auto', 'direct' or 'cvxpy'; got {method!r}")
+    if not problem.is_dcp():
+        raise ReferenceSolveError("the problem is not DCP (not convex as written); cvxpy cannot be the reference")
+    info = ProblemInfo.from_mapping(getattr(problem, "info", None))
+    if method == "direct" and info.system is None:
+        raise ValueError(f"method='direct' needs an equality-only problem; {_name(info, 'this problem')} "
+                         f"({_form(info)}) has inequality constraints")
+    return tol, info
 
 
 def solve(
@@ -197,8 +482,10 @@ def solve(
     tol : float
         Certification tolerance (relative duality gap / estimated relative error, feasibility).
     method : "auto", "direct" or "cvxpy"
-        ``"auto"``: equality-only problems are solved directly (LAPACK with refinement), the others
-        with ``solver``; ``"cvxpy"`` forces the conic solver (its solution is still certified).
+        ``"auto"``: the problem's own strategy (``problem.info.strategy``: ``direct_lapack`` for the
+        equality-only problems, ``box_dual_yky`` for the box problems when ``solver`` is CLARABEL without
+        ``options``, else ``cvxpy_conic``); ``"direct"`` requires ``direct_lapack``; ``"cvxpy"`` forces the
+        conic solver on the model (its solution is still certified).
 
     Raises
     ------
@@ -207,161 +494,21 @@ def solve(
         after polishing (the message names the failed residual), or a direct system is singular to
         working precision (the message gives its condition estimate).
     """
-    from svmref._validation import check_positive
-
-    tol = check_positive(tol, "tol")
-    if method not in ("auto", "direct", "cvxpy"):
-        raise ValueError(f"method must be 'auto', 'direct' or 'cvxpy'; got {method!r}")
-    if not problem.is_dcp():
-        raise ReferenceSolveError("the problem is not DCP (not convex as written); cvxpy cannot be the reference")
-    info = dict(getattr(problem, "info", {}))
-    direct = info.get("direct")
-    certify = info.get("certify")
-    if method == "direct" and direct is None:
-        raise ValueError(f"method='direct' needs an equality-only problem; {info.get('formulation', 'this problem')} "
-                         f"({info.get('form', '?')}) has inequality constraints")
-    c = None
-    fast = info.get("fast") if (method == "auto" and solver == "CLARABEL" and not options) else None
-    c_fast, t_fast = None, 0.0
-    if fast is not None:
-        # a box problem: its dual solved by CLARABEL called directly (no cvxpy canonicalisation of the dense
-        # quadratic form), certified on K; for a kernel primal (much slower through a rank-N factor) the
-        # certified alpha gives the primal point (W = Phi'(y alpha), best b, slacks)
+    tol, info = _check_call(problem, tol, method)
+    call = _Call(problem, info, solver, options, tol, accept_inaccurate)
+    out, spent = None, 0.0
+    for name in _plan(info, method, call):
         t0 = time.perf_counter()
-        c_fast = fast(problem, tol)
-        t_fast = time.perf_counter() - t0
-        if c_fast is not None and not c_fast.certified:
-            c_fast = None  # fall back to solving the primal as written
-    if c_fast is not None:
-        c, t = c_fast, t_fast
-        values = {k: (float(v) if np.ndim(v) == 0 else np.asarray(v, dtype=float)) for k, v in c.values.items()}
-        _set_values(problem, values)
-        status = "optimal"
-        used = solver if info.get("form") == "dual" else f"{solver} (via the dual)"
-        duals = list(c.duals) if c.duals is not None else [None for _ in problem.constraints]
-    elif direct is not None and method != "cvxpy":
-        t0 = time.perf_counter()
-        try:
-            c = direct(problem, tol)
-        except np.linalg.LinAlgError as exc:
-            raise ReferenceSolveError(
-                f"direct reference solve of {info.get('formulation', 'problem')} ({info.get('form', '?')}, "
-                f"{info.get('hyper', {})}) refused: {exc}; the hyperparameters make the problem numerically singular"
-            ) from None
-        t = time.perf_counter() - t0
-        values = {k: (float(v) if np.ndim(v) == 0 else np.asarray(v, dtype=float)) for k, v in c.values.items()}
-        _set_values(problem, values)
-        status, used = "optimal", "LAPACK (direct, refined)"
-        duals = [None for _ in problem.constraints]
-        if not c.certified:
-            msg = _failure_message(info, c, tol)
-            if not accept_inaccurate and c.residuals.get("est_rel_error", 0.0) > 1e-2:
-                raise ReferenceSolveError(msg)
-            warnings.warn(msg.replace("the reference is not trusted", f"expected relative accuracy "
-                                      f"{c.residuals.get('est_rel_error', float('nan')):.2g}"),
-                          ReferenceAccuracyWarning, stacklevel=2)
-            status = "optimal_inaccurate (direct)"
-    else:
-        status, value, t = _run(problem, solver, options)
-        t += t_fast
-        if status == cp.OPTIMAL_INACCURATE and solver == "CLARABEL" and not options:
-            status2, value2, t2 = _run(problem, solver, None, tight=False)
-            t += t2
-            if status2 == cp.OPTIMAL:
-                status, value = "optimal (CLARABEL default tolerances)", value2
-            else:
-                status, value = status2, value2
-        ok = status.startswith(cp.OPTIMAL) and not status.startswith(cp.OPTIMAL_INACCURATE)
-        # a certifier can salvage an inaccurate / stopped / failed solve (polish, re-solve in better scaling)
-        salvage = certify is not None and (status in (cp.OPTIMAL_INACCURATE, cp.USER_LIMIT)
-                                           or status.startswith("solver_error"))
-        failure = (f"reference solve of {info.get('formulation', 'problem')} ({info.get('form', '?')}) with {solver} "
-                   f"ended with status {status!r} (value {value}); the reference is not trusted")
-        if not ok and not salvage and not (accept_inaccurate and status == cp.OPTIMAL_INACCURATE):
-            raise ReferenceSolveError(failure)
-        values = {v.name(): (np.array(v.value) if v.value is not None else None) for v in problem.variables()}
-        values = {k: (float(v) if v is not None and v.ndim == 0 else v) for k, v in values.items()}
-        duals = [c_.dual_value for c_ in problem.constraints]
-        used = solver
-        if certify is not None:
-            t0 = time.perf_counter()
-            have = all(v is not None for v in values.values()) and not status.startswith("solver_error")
-            c = certify(problem, values if have else None, duals if have else None, tol)
-            if c is None:
-                raise ReferenceSolveError(failure + "; a re-solve in better scaling failed too" + _scale_note(info))
-            if not have:
-                values = {k: v for k, v in values.items()}
-                status = f"{status} -> re-solved in better scaling"
-            if not c.certified and solver == "CLARABEL" and not options:
-                # polish by re-solving at tighter tolerances (the certifier's own polish did not suffice)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    s3, _, _ = _run(problem, solver, TIGHTER)
-                if s3 in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-                    v3 = {v.name(): (np.array(v.value) if v.value is not None else None) for v in problem.variables()}
-                    v3 = {k: (float(v) if v is not None and v.ndim == 0 else v) for k, v in v3.items()}
-                    d3 = [c_.dual_value for c_ in problem.constraints]
-                    c3 = certify(problem, v3, d3, tol)
-                    if c3 is not None and (c3.certified or c3.residuals.get("rel_gap", np.inf)
-                                           < c.residuals.get("rel_gap", np.inf)):
-                        c, values, duals = c3, v3, d3
-                        c.polished = True
-                _set_values(problem, values)
-            t += time.perf_counter() - t0
-            if c.values:
-                values.update({k: (float(v) if np.ndim(v) == 0 else np.asarray(v, dtype=float)) for k, v in c.values.items()})
-                _set_values(problem, values)
-            if not c.certified and not accept_inaccurate:
-                raise ReferenceSolveError(_failure_message(info, c, tol) + f" ({solver} status {status!r})")
-            if not c.certified:  # only with accept_inaccurate: never labelled "optimal"
-                status = f"optimal_inaccurate (not certified: {', '.join(c.failed)}; {solver} said {status!r})"
-            elif not ok:
-                status = f"optimal (certified; {solver} said {status!r})"
-            elif c.polished:
-                status = f"{status} (polished)"
-        if c is None:
-            value = float(value)
-    objective = float(c.objective) if c is not None else float(value)
-    if c is not None and c.certified and c.residuals.get("rel_floor", 0.0) > tol:
-        warnings.warn(
-            f"reference of {info.get('formulation', 'problem')} ({info.get('form', '?')}, {info.get('hyper', {})}): "
-            f"the duality gap can only be resolved to {c.residuals['rel_floor']:.1e} relative in double precision "
-            f"(the floor of evaluating the objectives), above the requested tol {tol:g}; the gap found is "
-            f"{c.residuals['rel_gap']:.1e}" + _scale_note(info), ReferenceAccuracyWarning, stacklevel=2)
-    cert: dict = {}
-    if c is not None:
-        cert = {"method": c.method, "tol": tol, "residuals": dict(c.residuals),
-                "failed": {k: list(v) for k, v in c.failed.items()}}
-    marginal = c is None or (
-        c is not None and any(abs(c.residuals.get(k, 0.0)) > MARGINAL * tol
-                              for k in ("rel_gap", "eq_feasibility", "bound_feasibility", "est_rel_error",
-                                        "rel_floor")))
-    run_check = bool(cross_check) and (cross_check != "auto" or marginal)
-    check: dict = {}
-    if run_check:
-        second = "ECOS" if cross_check in (True, "auto") else str(cross_check)
-        with warnings.catch_warnings():
-            # the second solver's own status is recorded below; its cvxpy warning would only repeat it
-            warnings.filterwarnings("ignore", message="Solution may be inaccurate")
-            warnings.filterwarnings("ignore", message="Forming a nonconvex expression")
-            s2, v2, t2 = _run(problem, second, None)
-        check = {"solver": second, "objective": float(v2) if v2 is not None else float("nan"), "status": s2,
-                 "rel_diff": _rel(objective, float(v2)) if s2 in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) else float("inf"),
-                 "time": t2, "reason": "requested" if cross_check != "auto" else "marginal certificate"}
-        failed_to_run = s2.startswith("solver_error")
-        if failed_to_run and c is not None and c.certified:
-            pass  # recorded in cross_check; the certificate is the evidence
-        elif not check["rel_diff"] <= DISAGREEMENT_WARN:
-            warnings.warn(
-                f"reference cross-check: {second} ({s2}) gives {check['objective']:.12g}, {used} gives "
-                f"{objective:.12g} (relative difference {check['rel_diff']:.2e})"
-                + (f"; the certified reference (relative gap {c.residuals.get('rel_gap', float('nan')):.1e}) stands"
-                   if c is not None and c.certified else ""),
-                ReferenceDisagreementWarning,
-                stacklevel=2,
-            )
-        # restore the main solution's variable values (the cross-check overwrote them)
-        _set_values(problem, values)
-    return Solution(objective, values, duals, status, used, t, check, info, cert,
+        out = STRATEGIES[name](call)
+        if out is not None:
+            break
+        spent += time.perf_counter() - t0
+    out.time += spent
+    c = out.cert
+    _warn_floor(info, c, tol)
+    certificate = {} if c is None else {"method": c.method, "tol": tol, "residuals": dict(c.residuals),
+                                        "failed": {k: list(v) for k, v in c.failed.items()}}
+    check = second_solver(call, out, cross_check)
+    return Solution(out.objective, out.values, out.duals, out.status, out.solver, out.time, check, info, certificate,
                     bool(c is not None and c.certified), bool(c is not None and c.polished),
                     float(c.condition) if c is not None else float("nan"))

@@ -1,10 +1,52 @@
 """Regularised least squares classification (001 eqs. (7)-(9) and appendix)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import cached_property
+
 import cvxpy as cp
 import numpy as np
 
+from . import _certify as cert
 from ._base import Formulation
+from ._certify import Certified
+
+
+@dataclass(frozen=True, eq=False)
+class RLSSystem:
+    """The direct reference of RLS: 001 eq. (8) ``(m gamma I + K) c = y`` by Cholesky (LU if not SPD to working
+    precision), ``dpocon`` condition estimate, extended-precision refinement; ``alpha = 2 gamma c`` for the dual."""
+
+    K: np.ndarray
+    y: np.ndarray
+    form: str
+
+    @cached_property
+    def _K_ld(self):
+        return self.K.astype(cert.LD)
+
+    @cached_property
+    def _Kx(self):
+        return cert.AccurateMatvec(self.K)
+
+    def solve(self, hyper: dict, tol: float) -> Certified:
+        """Solve (8) at ``hyper["gamma"]``; the objective of the form: (7) for the primal, its dual for the dual."""
+        K, y, m = self.K, self.y, self.K.shape[0]
+        gamma = hyper["gamma"]
+        K_ld, Kx, mg = self._K_ld, self._Kx, cert.LD(m) * cert.LD(gamma)
+        A = K + (m * gamma) * np.eye(m)
+        c, info = cert.refined_solve(A, y, lambda x: Kx(x) + mg * x.astype(cert.LD), spd=True, tol=tol,
+                                     what="the RLS system (001, eq. (8))")
+        c_ld = c.astype(cert.LD)
+        Kc = K_ld @ c_ld
+        e = y.astype(cert.LD) - Kc
+        p = float(e @ e) / m + gamma * float(c_ld @ Kc)          # 001, eq. (7)
+        a_ld = 2 * cert.LD(gamma) * c_ld
+        d = float(m / 4.0 * (a_ld @ a_ld) + (a_ld @ (K_ld @ a_ld)) / (4 * cert.LD(gamma)) - y.astype(cert.LD) @ a_ld)
+        extra = {"gap_p_plus_d": p + d, "rel_gap": abs(p + d) / max(1.0, abs(d))}
+        if self.form == "dual":
+            return cert.direct_certified(d, {"alpha": np.asarray(a_ld, dtype=float)}, info, tol, extra=extra)
+        return cert.direct_certified(p, {"c": c}, info, tol, extra=extra)
 
 
 class RLS(Formulation):
@@ -50,7 +92,7 @@ class RLS(Formulation):
         c = cp.Variable(m, name="c")
         objective = cp.Minimize(cp.sum_squares(y - K @ c) / m + P["gamma"] * cp.sum_squares(F.Phi.T @ c))
         return self._problem(objective, [], form="primal", cite="001, eq. (7)", sense="min",
-                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), direct=self._direct(K, y, "primal"))
+                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), system=RLSSystem(K, y, "primal"))
 
     def dual(self, K, y, gamma=1.0, *, psd="raise") -> cp.Problem:
         """``min (m/4)||alpha||^2 + alpha'K alpha/(4 gamma) - y'alpha`` (derived above; ``alpha = 2 gamma c``)."""
@@ -64,38 +106,7 @@ class RLS(Formulation):
             m / 4.0 * cp.sum_squares(alpha) + 0.25 * P["gamma_inv"] * cp.quad_form(alpha, cp.psd_wrap(Kp)) - y @ alpha
         )
         return self._problem(objective, [], form="dual", cite="RLS dual (derived from 001, eq. (7))", sense="min",
-                             hyper=hyper, rules=rules, gram=rep, scale=self._scale(K), direct=self._direct(Kp, y, "dual"))
-
-    @staticmethod
-    def _direct(K, y, form):
-        """Direct reference: 001 eq. (8) ``(m gamma I + K) c = y`` by Cholesky (LU if not SPD to working
-        precision), ``pocon`` condition estimate, extended-precision refinement; ``alpha = 2 gamma c``."""
-        from . import _certify as cert
-
-        m = K.shape[0]
-        cache = {}
-
-        def direct(problem, tol):
-            gamma = problem.info["hyper"]["gamma"]
-            if "K_ld" not in cache:
-                cache["K_ld"] = K.astype(cert.LD)
-                cache["Kx"] = cert.AccurateMatvec(K)
-            K_ld, Kx, mg = cache["K_ld"], cache["Kx"], cert.LD(m) * cert.LD(gamma)
-            A = K + (m * gamma) * np.eye(m)
-            c, info = cert.refined_solve(A, y, lambda x: Kx(x) + mg * x.astype(cert.LD), spd=True, tol=tol,
-                                         what="the RLS system (001, eq. (8))")
-            c_ld = c.astype(cert.LD)
-            Kc = K_ld @ c_ld
-            e = y.astype(cert.LD) - Kc
-            p = float(e @ e) / m + gamma * float(c_ld @ Kc)          # 001, eq. (7)
-            a_ld = 2 * cert.LD(gamma) * c_ld
-            d = float(m / 4.0 * (a_ld @ a_ld) + (a_ld @ (K_ld @ a_ld)) / (4 * cert.LD(gamma)) - y.astype(cert.LD) @ a_ld)
-            extra = {"gap_p_plus_d": p + d, "rel_gap": abs(p + d) / max(1.0, abs(d))}
-            if form == "dual":
-                return cert.direct_certified(d, {"alpha": np.asarray(a_ld, dtype=float)}, info, tol, extra=extra)
-            return cert.direct_certified(p, {"c": c}, info, tol, extra=extra)
-
-        return direct
+                             hyper=hyper, rules=rules, gram=rep, scale=self._scale(K), system=RLSSystem(Kp, y, "dual"))
 
     def system(self, K, y, gamma=1.0) -> tuple[np.ndarray, np.ndarray]:
         """001, eq. (8): ``(m gamma I + K) c = y``; returns ``(A, rhs)``."""

@@ -1,12 +1,73 @@
 """The weighted problem of the sparse LS-SVM (004, eqs. (3)-(4), Algorithm 1)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import cached_property
+
 import cvxpy as cp
 import numpy as np
 
 from svmref._validation import check_weights
 
+from . import _certify as cert
 from ._base import C_inv_param, C_param, Formulation
+from ._certify import Certified
+
+
+@dataclass(frozen=True, eq=False)
+class ISLSSystem:
+    """The direct reference of the weighted problem: the system (004, eq. (4)) ``[[0, 1'], [1, H]] [b; beta] = [0; y]``,
+    ``H = K diag(lam)^-1 K + I/C``, by LU with ``dgecon`` and refinement whose residuals are computed in extended
+    precision from K itself (two matrix-vector products, H is never trusted); ``alpha = diag(lam)^-1 K beta``,
+    ``xi = beta / C``."""
+
+    K: np.ndarray
+    y: np.ndarray
+    form: str
+
+    @cached_property
+    def _K_ld(self):
+        return self.K.astype(cert.LD)
+
+    @cached_property
+    def _Kx(self):
+        return cert.AccurateMatvec(self.K)
+
+    def solve(self, hyper: dict, tol: float) -> Certified:
+        """Solve (4) at ``hyper`` (``C``, ``lam``); the objective of the form: (3) for the primal, its dual for the dual."""
+        K, y, N = self.K, self.y, self.K.shape[0]
+        C, lam = hyper["C"], np.asarray(hyper["lam"], dtype=float)
+        K_ld, Kx, iC, lam_ld = self._K_ld, self._Kx, cert.LD(1) / cert.LD(C), lam.astype(cert.LD)
+        A = np.zeros((N + 1, N + 1))
+        A[0, 1:] = 1.0
+        A[1:, 0] = 1.0
+        A[1:, 1:] = (K / lam[None, :]) @ K
+        A[np.arange(1, N + 1), np.arange(1, N + 1)] += 1.0 / C
+        if not np.all(np.isfinite(A)):
+            raise np.linalg.LinAlgError("K diag(lam)^-1 K overflows: some lam_i is too small for this K")
+
+        def mv(x):  # H beta = K (K beta / lam) + beta / C, each K product as in twice the precision
+            b, beta = x[0], x[1:]
+            Kb = Kx(beta)
+            u = (Kb / lam_ld)
+            u_hi = u.astype(float)
+            inner = Kx(u_hi) + K_ld @ (u - u_hi.astype(cert.LD))  # the low part of u by a plain product
+            be = beta.astype(cert.LD)
+            return np.concatenate([[np.sum(be)], inner + be * iC + cert.LD(b)])
+
+        x, info = cert.refined_solve(A, np.concatenate([[0.0], y]), mv, tol=tol, what="the ISLS system (004, eq. (4))")
+        b, beta = float(x[0]), x[1:]
+        be = beta.astype(cert.LD)
+        Kb = K_ld @ be
+        al = Kb / lam_ld
+        d = float(0.5 * (al @ Kb) + 0.5 * (be @ be) * iC - y.astype(cert.LD) @ be)
+        xi = be * iC
+        p = float(0.5 * (lam_ld * al) @ al + 0.5 * cert.LD(C) * (xi @ xi))
+        extra = {"gap_p_plus_d": p + d, "rel_gap": abs(p + d) / max(1.0, abs(d))}
+        if self.form == "dual":
+            return cert.direct_certified(d, {"beta": beta}, info, tol, extra=extra)
+        return cert.direct_certified(p, {"alpha": np.asarray(al, dtype=float), "b": b,
+                                         "xi": np.asarray(xi, dtype=float)}, info, tol, extra=extra)
 
 
 class SparseLSSVM(Formulation):
@@ -63,7 +124,7 @@ class SparseLSSVM(Formulation):
         objective = cp.Minimize(0.5 * cp.sum(cp.multiply(P["lam"], cp.square(alpha))) + 0.5 * P["C"] * cp.sum_squares(xi))
         constraints = [K @ alpha + b == y - xi]
         return self._problem(objective, constraints, form="primal", cite="004, eq. (3)", sense="min",
-                             hyper=hyper, rules=rules, scale=self._scale(K), direct=self._direct(K, y, "primal"))
+                             hyper=hyper, rules=rules, scale=self._scale(K), system=ISLSSystem(K, y, "primal"))
 
     def dual(self, K, y, C=1.0, lam=None) -> cp.Problem:
         """``min 1/2 beta'(K diag(lam)^-1 K + I/C) beta - y'beta`` s.t. ``sum beta = 0`` (derived above)."""
@@ -79,58 +140,7 @@ class SparseLSSVM(Formulation):
                                 + 0.5 * P["C_inv"] * cp.sum_squares(beta) - y @ beta)
         constraints = [cp.sum(beta) == 0]
         return self._problem(objective, constraints, form="dual", cite="dual of 004, eq. (3)", sense="min",
-                             hyper=hyper, rules=rules, scale=self._scale(K), direct=self._direct(K, y, "dual"))
-
-    @staticmethod
-    def _direct(K, y, form):
-        """Direct reference: the system (004, eq. (4)) ``[[0, 1'], [1, H]] [b; beta] = [0; y]``,
-        ``H = K diag(lam)^-1 K + I/C``, by LU with ``gecon`` and refinement whose residuals are computed
-        in extended precision from K itself (two matrix-vector products, H is never trusted);
-        ``alpha = diag(lam)^-1 K beta``, ``xi = beta / C``."""
-        from . import _certify as cert
-
-        N = K.shape[0]
-        cache = {}
-
-        def direct(problem, tol):
-            h = problem.info["hyper"]
-            C, lam = h["C"], np.asarray(h["lam"], dtype=float)
-            if "K_ld" not in cache:
-                cache["K_ld"] = K.astype(cert.LD)
-                cache["Kx"] = cert.AccurateMatvec(K)
-            K_ld, Kx, iC, lam_ld = cache["K_ld"], cache["Kx"], cert.LD(1) / cert.LD(C), lam.astype(cert.LD)
-            A = np.zeros((N + 1, N + 1))
-            A[0, 1:] = 1.0
-            A[1:, 0] = 1.0
-            A[1:, 1:] = (K / lam[None, :]) @ K
-            A[np.arange(1, N + 1), np.arange(1, N + 1)] += 1.0 / C
-            if not np.all(np.isfinite(A)):
-                raise np.linalg.LinAlgError("K diag(lam)^-1 K overflows: some lam_i is too small for this K")
-
-            def mv(x):  # H beta = K (K beta / lam) + beta / C, each K product as in twice the precision
-                b, beta = x[0], x[1:]
-                Kb = Kx(beta)
-                u = (Kb / lam_ld)
-                u_hi = u.astype(float)
-                inner = Kx(u_hi) + K_ld @ (u - u_hi.astype(cert.LD))  # the low part of u by a plain product
-                be = beta.astype(cert.LD)
-                return np.concatenate([[np.sum(be)], inner + be * iC + cert.LD(b)])
-
-            x, info = cert.refined_solve(A, np.concatenate([[0.0], y]), mv, tol=tol, what="the ISLS system (004, eq. (4))")
-            b, beta = float(x[0]), x[1:]
-            be = beta.astype(cert.LD)
-            Kb = K_ld @ be
-            al = Kb / lam_ld
-            d = float(0.5 * (al @ Kb) + 0.5 * (be @ be) * iC - y.astype(cert.LD) @ be)
-            xi = be * iC
-            p = float(0.5 * (lam_ld * al) @ al + 0.5 * cert.LD(C) * (xi @ xi))
-            extra = {"gap_p_plus_d": p + d, "rel_gap": abs(p + d) / max(1.0, abs(d))}
-            if form == "dual":
-                return cert.direct_certified(d, {"beta": beta}, info, tol, extra=extra)
-            return cert.direct_certified(p, {"alpha": np.asarray(al, dtype=float), "b": b,
-                                             "xi": np.asarray(xi, dtype=float)}, info, tol, extra=extra)
-
-        return direct
+                             hyper=hyper, rules=rules, scale=self._scale(K), system=ISLSSystem(K, y, "dual"))
 
     def system(self, K, y, C=1.0, lam=None) -> tuple[np.ndarray, np.ndarray]:
         """004, eq. (4): ``[[0, 1'], [1, H]] [b; beta] = [0; y]``, ``H = K diag(lam)^-1 K + I/C``."""

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import cvxpy as cp
 import numpy as np
@@ -10,6 +11,62 @@ from svmref._validation import check_labels, check_mu, check_positive, check_X
 
 from . import _certify as cert
 from ._base import Formulation
+from ._certify import Certified, Multipliers
+
+
+@dataclass(frozen=True, eq=False)
+class SFMCertifier:
+    """Certificate on X of a solution of the support features machine in the form ``form``:
+    ``p(a, b) - W(lam) >= 0`` bounds both errors (``p* = W*``, 003 §2.5), with ``a`` from (8), the exact best
+    ``b`` and ``lam`` (read by ``lam_from``) projected onto the feasible set."""
+
+    X: np.ndarray
+    y: np.ndarray
+    form: str
+    lam_from: Multipliers
+
+    def certify(self, hyper: dict, values, duals, tol: float) -> Certified | None:
+        """The certificate, polished by the other side solved tightly when it does not certify at first;
+        ``None`` when the solution holds no ``lam``."""
+        if values is None or self.lam_from(values, duals) is None:
+            return None
+        lam0 = self.lam_from(values, duals)
+        a0 = values.get("a") if self.form == "primal" else None
+        c, lam, a, b = cert.sfm_certificate(self.X, self.y, hyper["C"], hyper["mu"], lam0, tol, a_primal=a0)
+        if not c.certified:
+            c, lam = self._with_other_side(hyper, lam0, a0, (c, lam, a, b), tol)
+        c.method = "duality gap on X (003 eqs. (5), (10))"
+        if self.form == "primal":
+            c.objective = c.residuals["objective_primal"]
+        else:
+            c.values = {"lam": lam}
+        return c
+
+    def _with_other_side(self, hyper, lam0, a0, found, tol):
+        """Polish: solve the other side tightly (the primal (5) for a dual form, the dual (10) for the primal)
+        and certify ``min p - max W`` over all the candidates. Returns ``(Certified, lam)``."""
+        from .reference import TIGHTER
+
+        c, lam, a, b = found
+        X, y, C, mu = self.X, self.y, hyper["C"], hyper["mu"]
+        sfm = SupportFeatures()
+        other = (sfm.primal if self.form != "primal" else sfm.dual)(X, y, C=C, mu=mu)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                cp.Problem(other.objective, other.constraints).solve(solver="CLARABEL", **TIGHTER)
+            ov = {v.name(): v.value for v in other.variables()}
+            extra = [other.constraints[0].dual_value] if self.form != "primal" else [ov.get("lam")]
+            a_extra = ov.get("a") if self.form != "primal" else a0
+            c2, lam2, a2, b2 = cert.sfm_certificate(X, y, C, mu, lam0, tol, a_primal=a_extra, extra_lams=extra)
+            if c2.certified or c2.residuals["rel_gap"] < c.residuals["rel_gap"]:
+                c, lam, a, b = c2, lam2, a2, b2
+                c.polished = True
+                if self.form == "primal":  # the values of the best primal point found
+                    c.values = {"a": a, "b": b, "delta": np.maximum(0.0, 1.0 - y * (X @ a + b))}
+        except (cp.error.SolverError, ValueError):
+            pass
+        return c, lam
 
 
 class SupportFeatures(Formulation):
@@ -68,51 +125,6 @@ class SupportFeatures(Formulation):
             "sqrt_coef_mu": ({"nonneg": True}, lambda h: h["mu"] / (2.0 * np.sqrt(1.0 - h["mu"]))),
         }
 
-    @staticmethod
-    def _certifier(X, y, form, lam_from):
-        """Certificate on X: ``p(a, b) - W(lam) >= 0`` bounds both errors (``p* = W*``, 003 §2.5), with
-        ``a`` from (8), the exact best ``b`` and ``lam`` projected onto the feasible set."""
-
-        from .reference import TIGHTER
-
-        sfm = SupportFeatures()
-
-        def certify(problem, values, duals, tol):
-            h = problem.info["hyper"]
-            if values is None or lam_from(values, duals) is None:
-                return None
-            lam0 = lam_from(values, duals)
-            a0 = values.get("a") if form == "primal" else None
-            c, lam, a, b = cert.sfm_certificate(X, y, h["C"], h["mu"], lam0, tol, a_primal=a0)
-            if not c.certified:
-                # polish: combine with the other side solved tightly (the primal (5) for a dual form, the dual
-                # (10) for the primal): min p - max W over all the candidates
-                other = (sfm.primal if form != "primal" else sfm.dual)(X, y, C=h["C"], mu=h["mu"])
-                try:
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        cp.Problem(other.objective, other.constraints).solve(solver="CLARABEL", **TIGHTER)
-                    ov = {v.name(): v.value for v in other.variables()}
-                    extra = [other.constraints[0].dual_value] if form != "primal" else [ov.get("lam")]
-                    a_extra = ov.get("a") if form != "primal" else a0
-                    c2, lam2, a2, b2 = cert.sfm_certificate(X, y, h["C"], h["mu"], lam0, tol, a_primal=a_extra,
-                                                            extra_lams=extra)
-                    if c2.certified or c2.residuals["rel_gap"] < c.residuals["rel_gap"]:
-                        c, lam, a, b = c2, lam2, a2, b2
-                        c.polished = True
-                        if form == "primal":  # the values of the best primal point found
-                            c.values = {"a": a, "b": b, "delta": np.maximum(0.0, 1.0 - y * (X @ a + b))}
-                except (cp.error.SolverError, ValueError):
-                    pass
-            c.method = "duality gap on X (003 eqs. (5), (10))"
-            if form == "primal":
-                c.objective = c.residuals["objective_primal"]
-            else:
-                c.values = {"lam": lam}
-            return c
-
-        return certify
-
     def _scale_X(self, X) -> float:
         return float(X.shape[0]) * float(np.max(np.abs(X))) ** 2 if np.any(X) else None
 
@@ -130,7 +142,7 @@ class SupportFeatures(Formulation):
         constraints = [cp.multiply(y, X @ a + b) >= 1 - delta, delta >= 0]
         return self._problem(objective, constraints, form="primal", cite="003, eq. (5)", sense="min",
                              hyper=hyper, rules=rules, scale=self._scale_X(X),
-                             certify=self._certifier(X, y, "primal", lambda v, d: d[0]))
+                             certifier=SFMCertifier(X, y, "primal", Multipliers(plus=0)))
 
     def dual(self, X, y, C=1.0, mu=0.0) -> cp.Problem:
         """003, eq. (10): ``max sum lam - 1/(4(1-mu)) sum_i max{0, |w_i| - mu}^2``, ``w = X'(y*lam)``,
@@ -146,7 +158,7 @@ class SupportFeatures(Formulation):
         constraints = [lam >= 0, lam <= P["C"], y @ lam == 0]
         return self._problem(objective, constraints, form="dual", cite="003, eq. (10)", sense="max",
                              hyper=hyper, rules=rules, scale=self._scale_X(X),
-                             certify=self._certifier(X, y, "dual", lambda v, d: v["lam"]))
+                             certifier=SFMCertifier(X, y, "dual", Multipliers(variable="lam")))
 
     def qp(self, X, y, C=1.0, mu=0.0) -> cp.Problem:
         """003, eq. (13): ``max sum lam - 1/(4(1-mu)) sum gamma_i^2`` s.t. ``gamma_i >= |w_i| - mu``, box, ``y'lam = 0``."""
@@ -162,7 +174,7 @@ class SupportFeatures(Formulation):
         constraints = [gamma >= cp.abs(w) - P["mu"], lam >= 0, lam <= P["C"], y @ lam == 0]
         return self._problem(objective, constraints, form="qp", cite="003, eq. (13)", sense="max",
                              hyper=hyper, rules=rules, scale=self._scale_X(X),
-                             certify=self._certifier(X, y, "qp", lambda v, d: v["lam"]))
+                             certifier=SFMCertifier(X, y, "qp", Multipliers(variable="lam")))
 
     @staticmethod
     def recover_a(X, y, lam, mu) -> np.ndarray:

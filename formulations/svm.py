@@ -7,6 +7,8 @@ from __future__ import annotations
 import cvxpy as cp
 
 from ._base import C_inv_param, C_param, Formulation
+from ._box import BoxCertifier
+from ._certify import Multipliers
 
 
 class L1SVM(Formulation):
@@ -40,10 +42,9 @@ class L1SVM(Formulation):
         xi = cp.Variable(N, name="xi")
         objective = cp.Minimize(0.5 * cp.sum_squares(W) + P["C"] * cp.sum(xi))
         constraints = [cp.multiply(y, Phi @ W + b) >= 1 - xi, xi >= 0]
-        certify = self._box_certifier("l1", K, y, "primal", lambda v, d: d[0], Phi)
-        fast = self._box_fast("l1", K, y, certify, "primal")
+        certifier = BoxCertifier("l1", K, y, "primal", Multipliers(plus=0), Phi)
         return self._problem(objective, constraints, form="primal", cite="003, eq. (2)", sense="min",
-                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), certify=certify, fast=fast)
+                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), certifier=certifier, box_dual=True)
 
     def dual(self, K, y, C=1.0, *, psd="raise") -> cp.Problem:
         """003, eq. (3) as a minimisation: ``min 1/2 (alpha*y)' K (alpha*y) - sum alpha``,
@@ -56,11 +57,10 @@ class L1SVM(Formulation):
         Q = (y[:, None] * Kp) * y[None, :]  # (alpha*y)' K (alpha*y) = alpha' Q alpha, exactly (no factor)
         objective = cp.Minimize(0.5 * cp.quad_form(alpha, cp.psd_wrap(Q)) - cp.sum(alpha))
         constraints = [y @ alpha == 0, alpha >= 0, alpha <= P["C"]]
-        certify = self._box_certifier("l1", Kp, y, "dual", lambda v, d: v["alpha"])
-        fast = self._box_fast("l1", Kp, y, certify, "dual")
+        certifier = BoxCertifier("l1", Kp, y, "dual", Multipliers(variable="alpha"))
         return self._problem(objective, constraints, form="dual", cite="003, eq. (3); 000, eq. (5) with lower bound 0",
-                             sense="min", hyper=hyper, rules=rules, gram=rep, scale=self._scale(K), certify=certify,
-                             fast=fast)
+                             sense="min", hyper=hyper, rules=rules, gram=rep, scale=self._scale(K), certifier=certifier,
+                             box_dual=True)
 
 
 class L2SVM(Formulation):
@@ -106,10 +106,9 @@ class L2SVM(Formulation):
         xi = cp.Variable(N, name="xi")
         objective = cp.Minimize(0.5 * cp.sum_squares(W) + 0.5 * P["C"] * cp.sum_squares(xi))
         constraints = [cp.multiply(y, Phi @ W + b) >= 1 - xi]
-        certify = self._box_certifier("l2", K, y, "primal", lambda v, d: d[0], Phi)
-        fast = self._box_fast("l2", K, y, certify, "primal")
+        certifier = BoxCertifier("l2", K, y, "primal", Multipliers(plus=0), Phi)
         return self._problem(objective, constraints, form="primal", cite="000 §1 (L2-SVM)", sense="min",
-                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), certify=certify, fast=fast)
+                             hyper=hyper, rules=rules, factor=F, scale=self._scale(K), certifier=certifier, box_dual=True)
 
     def dual(self, K, y, C=1.0, *, psd="raise") -> cp.Problem:
         """``min 1/2 (alpha*y)'(K + I/C)(alpha*y) - sum alpha`` s.t. ``y'alpha = 0, alpha >= 0`` (derived above)."""
@@ -123,8 +122,7 @@ class L2SVM(Formulation):
         objective = cp.Minimize(0.5 * cp.quad_form(alpha, cp.psd_wrap(Q)) + 0.5 * P["C_inv"] * cp.sum_squares(alpha)
                                 - cp.sum(alpha))
         constraints = [y @ alpha == 0, alpha >= 0]
-        certify = self._box_certifier("l2", Kp, y, "dual", lambda v, d: v["alpha"])
-        fast = self._box_fast("l2", Kp, y, certify, "dual")
+        certifier = BoxCertifier("l2", Kp, y, "dual", Multipliers(variable="alpha"))
         return self._problem(objective, constraints, form="dual", cite="L2-SVM dual (derived; 000 Table 1)",
-                             sense="min", hyper=hyper, rules=rules, gram=rep, scale=self._scale(K), certify=certify,
-                             fast=fast)
+                             sense="min", hyper=hyper, rules=rules, gram=rep, scale=self._scale(K), certifier=certifier,
+                             box_dual=True)

@@ -54,10 +54,8 @@ class SVR(Formulation):
         f = F.Phi @ W + b
         objective = cp.Minimize(0.5 * cp.sum_squares(W) + P["C"] * (cp.sum(xi) + cp.sum(xi_star)))
         constraints = [y - f <= eps + xi, f - y <= eps + xi_star, xi >= 0, xi_star >= 0]
-        prob = self._problem(objective, constraints, form="primal", cite="epsilon-SVR primal (docs/formulations/svr.md)",
-                             sense="min", hyper=hyper, rules=rules, factor=F, scale=self._scale(K))
-        prob.info["hyper"]["epsilon"] = eps
-        return prob
+        return self._problem(objective, constraints, form="primal", cite="epsilon-SVR primal (docs/formulations/svr.md)",
+                             sense="min", hyper={**hyper, "epsilon": eps}, rules=rules, factor=F, scale=self._scale(K))
 
     def dual(self, K, y, C=1.0, epsilon=0.1, *, psd="raise") -> cp.Problem:
         """``min 1/2 (a+ - a-)'K(a+ - a-) + epsilon sum(a+ + a-) - y'(a+ - a-)``, ``sum(a+ - a-) = 0``,
@@ -73,7 +71,5 @@ class SVR(Formulation):
         d = ap - am
         objective = cp.Minimize(0.5 * cp.quad_form(d, cp.psd_wrap(Kp)) + eps * cp.sum(ap + am) - y @ d)
         constraints = [cp.sum(d) == 0, ap >= 0, am >= 0, ap <= P["C"], am <= P["C"]]
-        prob = self._problem(objective, constraints, form="dual", cite="epsilon-SVR dual (docs/formulations/svr.md)",
-                             sense="min", hyper=hyper, rules=rules, gram=rep, scale=self._scale(K))
-        prob.info["hyper"]["epsilon"] = eps
-        return prob
+        return self._problem(objective, constraints, form="dual", cite="epsilon-SVR dual (docs/formulations/svr.md)",
+                             sense="min", hyper={**hyper, "epsilon": eps}, rules=rules, gram=rep, scale=self._scale(K))
