@@ -1,0 +1,368 @@
+"""Guardrails on the shape of the code, read from the source (``ast`` and ``tokenize``; nothing imported
+except in the one subprocess test):
+
+* the import contract of the house: ``formulations/`` and ``solvers/`` never import each other, verify's KKT
+  module (and what it imports within ``verify/``) imports neither, and importing ``svmref.solvers`` loads
+  neither cvxpy nor matplotlib;
+* no import cycle among the project's modules, counting the imports inside functions;
+* no function over :data:`MAX_LINES` lines, except the numba kernels;
+* comments and docstrings refer only to the repository and the papers (no "issue 12", "DESIGN example 3").
+
+Every import counts, at module level or inside a function. Each check is a function of the repository root
+and :func:`test_guards_catch_planted_violations` runs it on a small tree with one planted violation each, so a
+check that can no longer fail is itself a failure.
+"""
+from __future__ import annotations
+
+import ast
+import io
+import re
+import subprocess
+import sys
+import tokenize
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Import package -> folder, as ``[tool.setuptools.package-dir]`` of pyproject.toml maps them.
+PACKAGES = {
+    "svmref": "svmref",
+    "svmref.formulations": "formulations",
+    "svmref.solvers": "solvers",
+    "svmref.verify": "verify",
+    "svmref.figures": "figures",
+}
+#: The bare folder names, should a module import them without the namespace.
+BARE = {"formulations", "solvers", "verify", "figures"}
+#: Longest function allowed, from ``def`` to its last line, docstring included.
+MAX_LINES = 80
+#: Decorators that make a function a numba kernel (exempt from :data:`MAX_LINES`).
+NUMBA_DECORATORS = {"njit", "jit", "intrinsic", "generated_jit", "vectorize", "guvectorize", "cfunc"}
+#: A reference the reader of the repository cannot follow.
+UNTRACEABLE = re.compile(r"\bissues?\s*#?\s*\d+|\bDESIGN(?:\.md)?,?\s+examples?\s*\d+", re.IGNORECASE)
+
+
+# ------------------------------------------------------------------------------------------------
+# the module graph, from the source
+# ------------------------------------------------------------------------------------------------
+def collect_modules(root: Path) -> dict[str, Path]:
+    """Every module of the project: dotted name (``svmref.solvers.smo``; a package is its ``__init__``) -> file."""
+    modules = {}
+    for pkg, folder in PACKAGES.items():
+        base = root / folder
+        for path in sorted(base.rglob("*.py")):
+            rel = path.relative_to(base)
+            if "data" in rel.parts[:-1] or "__pycache__" in rel.parts:
+                continue
+            if pkg == "svmref" and rel.parts[0] in BARE:
+                continue
+            parts = list(rel.with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            modules[".".join([pkg, *parts])] = path
+    return modules
+
+
+def _absolute(name: str) -> str:
+    head, _, rest = name.partition(".")
+    if head in BARE:
+        return "svmref." + name
+    return name
+
+
+def imported_names(path: Path, module: str) -> list[tuple[str, int]]:
+    """``(dotted name, line)`` of every import in ``path``, at any depth: ``import a.b`` gives ``a.b``;
+    ``from a import b`` gives ``a.b`` (a module or a name in ``a``). Relative imports are resolved."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(_absolute(a.name), node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                src = ".".join(base + ([node.module] if node.module else []))
+            else:
+                src = _absolute(node.module)
+            out += [(f"{src}.{a.name}", node.lineno) for a in node.names]
+    return out
+
+
+def _target(name: str, modules) -> str | None:
+    """The project module an imported name loads: the longest prefix of ``name`` that is a module."""
+    parts = name.split(".")
+    for k in range(len(parts), 0, -1):
+        cand = ".".join(parts[:k])
+        if cand in modules:
+            return cand
+    return None
+
+
+def import_graph(modules: dict[str, Path]) -> dict[str, dict[str, int]]:
+    """``module -> {imported project module: line}`` (the first line that imports it)."""
+    graph = {}
+    for mod, path in modules.items():
+        edges = {}
+        for name, line in imported_names(path, mod):
+            t = _target(name, modules)
+            if t is not None and t != mod:
+                edges.setdefault(t, line)
+        graph[mod] = edges
+    return graph
+
+
+def _within(mod: str, pkg: str) -> bool:
+    return mod == pkg or mod.startswith(pkg + ".")
+
+
+def contract_violations(root: Path) -> list[str]:
+    """The imports that break the house's contract (DESIGN.md, "Independence is the point")."""
+    modules = collect_modules(root)
+    graph = {m: {name: line for name, line in imported_names(p, m)} for m, p in modules.items()}
+    bad = []
+    rules = [("svmref.formulations", "svmref.solvers"), ("svmref.solvers", "svmref.formulations")]
+    for src, dst in rules:
+        for mod, names in graph.items():
+            if _within(mod, src):
+                bad += [f"{modules[mod].relative_to(root)}:{line} imports {n}" for n, line in names.items() if _within(n, dst)]
+    # verify's KKT module, and every verify module it reaches, imports neither formulations nor solvers
+    proj = import_graph(modules)
+    seen, todo = set(), ["svmref.verify.kkt"]
+    while todo:
+        mod = todo.pop()
+        if mod in seen or mod not in modules:
+            continue
+        seen.add(mod)
+        for n, line in graph[mod].items():
+            if _within(n, "svmref.formulations") or _within(n, "svmref.solvers"):
+                bad.append(f"{modules[mod].relative_to(root)}:{line} imports {n} (reached from verify/kkt.py)")
+        todo += [t for t in proj[mod] if _within(t, "svmref.verify")]
+    return bad
+
+
+def import_cycles(root: Path) -> list[list[str]]:
+    """One cycle ``[m0, m1, ..., m0]`` per strongly connected component of the import graph with more than one
+    module (Tarjan's algorithm)."""
+    graph = import_graph(collect_modules(root))
+    index, low, stack, on, comps = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                comps.append(comp)
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10 * len(graph) + 100))
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return [_one_cycle(graph, sorted(c)) for c in comps]
+
+
+def _one_cycle(graph, comp: list[str]) -> list[str]:
+    """A shortest cycle through the first module of ``comp`` (breadth first within the component)."""
+    start, members = comp[0], set(comp)
+    prev, frontier = {start: None}, [start]
+    while frontier:
+        nxt = []
+        for v in frontier:
+            for w in sorted(graph[v]):
+                if w == start:
+                    path = [v]
+                    while prev[path[-1]] is not None:
+                        path.append(prev[path[-1]])
+                    return [start, *reversed(path[:-1]), start]
+                if w in members and w not in prev:
+                    prev[w] = v
+                    nxt.append(w)
+        frontier = nxt
+    return comp
+
+
+# ------------------------------------------------------------------------------------------------
+# function length, references
+# ------------------------------------------------------------------------------------------------
+def _source_files(root: Path):
+    yield from (path for _, path in sorted(collect_modules(root).items()))
+
+
+def _is_numba(fn: ast.AST) -> bool:
+    for dec in fn.decorator_list:
+        d = dec.func if isinstance(dec, ast.Call) else dec
+        name = d.attr if isinstance(d, ast.Attribute) else getattr(d, "id", "")
+        if name in NUMBA_DECORATORS:
+            return True
+    return False
+
+
+def long_functions(root: Path, limit: int = MAX_LINES) -> list[tuple[str, str, int]]:
+    """``(file:line, name, lines)`` of every function longer than ``limit`` lines (``def`` to its last line),
+    numba kernels excepted."""
+    out = []
+    for path in _source_files(root):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _is_numba(node):
+                n = node.end_lineno - node.lineno + 1
+                if n > limit:
+                    out.append((f"{path.relative_to(root)}:{node.lineno}", node.name, n))
+    return sorted(out, key=lambda t: -t[2])
+
+
+def _docstring_nodes(tree):
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                yield first.value
+    # attribute docstrings: a string right after an assignment
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list):
+            for a, b in zip(body, body[1:]):
+                if isinstance(a, (ast.Assign, ast.AnnAssign)) and isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant) \
+                        and isinstance(b.value.value, str):
+                    yield b.value
+
+
+def untraceable_references(root: Path) -> list[str]:
+    """``file:line: text`` of every comment or docstring that points at an issue number or a DESIGN example."""
+    out = []
+    for path in _source_files(root):
+        src = path.read_text(encoding="utf-8")
+        rel = path.relative_to(root)
+        for tok in tokenize.generate_tokens(io.StringIO(src).readline):
+            if tok.type == tokenize.COMMENT and UNTRACEABLE.search(tok.string):
+                out.append(f"{rel}:{tok.start[0]}: {tok.string.strip()}")
+        for node in _docstring_nodes(ast.parse(src, str(path))):
+            for k, line in enumerate(node.value.splitlines()):
+                if UNTRACEABLE.search(line):
+                    out.append(f"{rel}:{node.lineno + k}: {line.strip()}")
+    return sorted(set(out))
+
+
+def heavy_modules_loaded(module: str, heavy=("cvxpy", "matplotlib")) -> list[str]:
+    """Import ``module`` and every module under it (as a package) in a fresh interpreter; return which of
+    ``heavy`` it loaded."""
+    code = (
+        "import importlib, pkgutil, sys\n"
+        f"m = importlib.import_module({module!r})\n"
+        "for info in pkgutil.walk_packages(getattr(m, '__path__', []), m.__name__ + '.'):\n"
+        "    importlib.import_module(info.name)\n"
+        f"print(','.join(h for h in {tuple(heavy)!r} if h in sys.modules))\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    return [h for h in res.stdout.strip().split(",") if h]
+
+
+# ------------------------------------------------------------------------------------------------
+# the checks on this repository
+# ------------------------------------------------------------------------------------------------
+def test_import_contract():
+    """formulations/ and solvers/ never import each other; verify/kkt.py (and the verify modules it imports)
+    imports neither."""
+    bad = contract_violations(ROOT)
+    assert not bad, "imports across the contract:\n" + "\n".join(bad)
+
+
+def test_importing_solvers_loads_neither_cvxpy_nor_matplotlib():
+    """Every module of svmref.solvers, imported in a fresh interpreter, leaves cvxpy and matplotlib unloaded."""
+    assert heavy_modules_loaded("svmref.solvers") == []
+
+
+def test_no_import_cycle():
+    cycles = import_cycles(ROOT)
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_no_function_over_80_lines():
+    long = long_functions(ROOT)
+    assert not long, f"functions over {MAX_LINES} lines:\n" + "\n".join(f"{w} {n}: {k} lines" for w, n, k in long)
+
+
+def test_comments_refer_only_to_the_repository_and_the_papers():
+    bad = untraceable_references(ROOT)
+    assert not bad, "comments or docstrings the reader cannot follow:\n" + "\n".join(bad)
+
+
+# ------------------------------------------------------------------------------------------------
+# each check fails on a planted violation
+# ------------------------------------------------------------------------------------------------
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    base = {f"{folder}/__init__.py": "" for folder in PACKAGES.values()}
+    base["verify/kkt.py"] = "import numpy as np\n"
+    for rel, text in {**base, **files}.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return tmp_path
+
+
+_LONG = "def f():\n" + "    x = 1\n" * 80 + "    return x\n"
+PLANTED = {
+    "formulations imports solvers in a function": (
+        {"formulations/svm.py": "def solve():\n    from svmref.solvers import smo\n"},
+        lambda root: contract_violations(root), "formulations/svm.py:2 imports svmref.solvers.smo"),
+    "solvers imports formulations, relatively": (
+        {"solvers/smo.py": "from ..formulations import svm\n"},
+        lambda root: contract_violations(root), "solvers/smo.py:1 imports svmref.formulations.svm"),
+    "kkt reaches solvers through another verify module": (
+        {"verify/kkt.py": "from . import helper\n", "verify/helper.py": "def f():\n    import svmref.solvers.linear\n"},
+        lambda root: contract_violations(root), "verify/helper.py:2 imports svmref.solvers.linear"),
+    "a cycle hidden in a function-level import": (
+        {"verify/cli.py": "from . import core\n", "verify/core.py": "from .worker import run\n",
+         "verify/worker.py": "def run():\n    from svmref.verify.cli import main\n"},
+        lambda root: [" -> ".join(c) for c in import_cycles(root)],
+        "svmref.verify.cli -> svmref.verify.core -> svmref.verify.worker -> svmref.verify.cli"),
+    "a function of 82 lines": (
+        {"solvers/long.py": _LONG},
+        lambda root: [f"{w} {n} {k}" for w, n, k in long_functions(root)], "solvers/long.py:1 f 82"),
+    "a comment pointing at an issue": (
+        {"figures/fig.py": "x = 1  # the bound of issue 12\n"},
+        untraceable_references, "figures/fig.py:1: # the bound of issue 12"),
+    "a docstring pointing at a DESIGN example": (
+        {"svmref/util.py": 'def f():\n    """As DESIGN example 3 says."""\n'},
+        untraceable_references, "svmref/util.py:2: As DESIGN example 3 says."),
+}
+
+
+@pytest.mark.parametrize("case", list(PLANTED))
+def test_guards_catch_planted_violations(case, tmp_path):
+    files, check, expected = PLANTED[case]
+    assert check(_tree(tmp_path / "clean", {})) == []
+    found = check(_tree(tmp_path / "planted", files))
+    assert any(f.startswith(expected) for f in found), found
+
+
+def test_guards_spare_numba_kernels_and_plain_strings(tmp_path):
+    """A numba kernel may be long; an error message (not a docstring) may say "issue"."""
+    root = _tree(tmp_path, {
+        "solvers/kern.py": "from numba import njit\n\n@njit(cache=True)\n" + _LONG,
+        "solvers/msg.py": "def f():\n    '''Docstring.'''\n    raise ValueError('see issue 4 of the input')\n",
+    })
+    assert long_functions(root) == [] and untraceable_references(root) == []
+
+
+def test_heavy_import_check_can_fail():
+    """The subprocess check sees cvxpy when the package imports it (svmref.formulations does)."""
+    assert "cvxpy" in heavy_modules_loaded("svmref.formulations")
