@@ -1,17 +1,34 @@
-"""The ground truth: every primal and dual of the five papers, declaratively in cvxpy.
+"""The ground truth: every primal and dual of the five papers, each a cvxpy model that is the specification.
 
->>> import formulations as F
+The numbers of a reference are computed by one of a few named strategies (the box problems through their dual
+on ``Y K Y`` by CLARABEL called directly, the equality problems by a direct LAPACK solve, the rest through the
+cvxpy model itself) and then certified on the original K or X against that model: :func:`solve`, and
+``problem.info.strategy`` says which strategy a problem uses (docs/reference.md has the table).
+
+>>> import numpy as np
+>>> import svmref.formulations as F
 >>> F.names()                                   # doctest: +NORMALIZE_WHITESPACE
-['l1_svm', 'l2_svm', 'ls_svm', 'ls_svm_regression', 'least_1norm_svm', 'rls', 'sparse_ls_svm', 'support_features']
->>> prob = F.get("least_1norm_svm").dual(K, y, C=1.0)     # doctest: +SKIP
->>> sol = F.solve(prob)                                  # doctest: +SKIP
->>> sol.objective, sol.values["alpha"]                   # doctest: +SKIP
+['l1_svm', 'l2_svm', 'ls_svm', 'ls_svm_regression', 'least_1norm_svm', 'rls', 'sparse_ls_svm',
+ 'support_features', 'svr']
+>>> X = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 2.0], [3.0, 1.0]])
+>>> y = np.array([-1.0, -1.0, 1.0, 1.0])
+>>> prob = F.get("least_1norm_svm").dual(X @ X.T, y, C=1.0)
+>>> prob.info.strategy, prob.info["cite"]
+('box_dual_yky', '000, eq. (5)')
+>>> sol = F.solve(prob)
+>>> sol.certified, sol.solver
+(True, 'CLARABEL')
+>>> bool(abs(sol.objective - prob.objective.value) <= 1e-12 * abs(sol.objective))
+True
+>>> bool(abs(y @ sol.values["alpha"]) <= 1e-12)
+True
 
 Calling convention: ``get(name).primal(K, y, C=...)`` and ``get(name).dual(K, y, C=...)`` for the kernel
 formulations (``K`` the Gram matrix; with the linear kernel ``primal(None, y, C=..., X=X)`` uses ``Phi = X``),
 hyperparameters ``C``, ``gamma`` (RLS), ``mu`` (selectivity), ``lam`` (ISLS weights); the support
 features machine takes ``X`` in place of ``K``. Each returns an unsolved :class:`cvxpy.Problem`
-(a :class:`RefProblem`, whose ``info`` says where it comes from) with variables named as in the paper.
+(a :class:`RefProblem`, whose ``info``, a :class:`ProblemInfo`, says where it comes from and how its reference
+is computed) with variables named as in the paper.
 
 Conventions:
 
@@ -23,7 +40,7 @@ Conventions:
   **maximisations** as the thesis has them (``p* = d*``). ``get(name).dual_sense`` says which.
 * kernel primals are finite-dimensional through an exact factor ``K = Phi Phi^T``
   (:func:`kernel_factor`): round-off negative eigenvalues are clipped and reported in
-  ``problem.info["factor"]``; a kernel that is not PSD (e.g. MLP) raises :class:`NotConvexError`.
+  ``problem.info.factor``; a kernel that is not PSD (e.g. MLP) raises :class:`NotConvexError`.
 * hyperparameters are :class:`cvxpy.Parameter` objects; :func:`set_params` changes them in place
   (problems with ``1/C`` hold a derived parameter ``C_inv`` so that they stay DPP).
 
@@ -32,7 +49,7 @@ This package imports neither :mod:`svmref.solvers` nor :mod:`svmref.verify`: it 
 from __future__ import annotations
 
 from ._base import Formulation
-from ._common import KernelClipWarning, NotConvexError, RefProblem, kernel_factor, set_params
+from ._common import KernelClipWarning, NotConvexError, ProblemInfo, RefProblem, kernel_factor, set_params
 from .least_1norm import Least1NormSVM
 from .ls_svm import LSSVM, LSSVMRegression
 from .reference import ReferenceAccuracyWarning, ReferenceDisagreementWarning, ReferenceSolveError, Solution, solve
@@ -40,12 +57,13 @@ from .rls import RLS
 from .sparse_ls_svm import SparseLSSVM
 from .support_features import SupportFeatures
 from .svm import L1SVM, L2SVM
+from .svr import SVR
 
 _REGISTRY: dict[str, Formulation] = {
     f.name: f
-    for f in (L1SVM(), L2SVM(), LSSVM(), LSSVMRegression(), Least1NormSVM(), RLS(), SparseLSSVM(), SupportFeatures())
+    for f in (L1SVM(), L2SVM(), LSSVM(), LSSVMRegression(), Least1NormSVM(), RLS(), SparseLSSVM(), SupportFeatures(),
+              SVR())
 }
-_REGISTRY["svr"] = __import__("svmref.formulations.svr", fromlist=["SVR"]).SVR()  # epsilon-SVR (issue 12)
 
 
 def names() -> list[str]:
@@ -69,6 +87,7 @@ __all__ = [
     "kernel_factor",
     "Formulation",
     "RefProblem",
+    "ProblemInfo",
     "Solution",
     "NotConvexError",
     "KernelClipWarning",
@@ -83,4 +102,5 @@ __all__ = [
     "RLS",
     "SparseLSSVM",
     "SupportFeatures",
+    "SVR",
 ]
