@@ -1,11 +1,12 @@
-"""Time of the certified reference (issue 18): every formulation at N = 1000, the L1 dual at N = 2000.
+"""Time of the certified reference: every formulation at N = 1000, the L1 dual at N = 2000.
 
 Targets (2 cores): the certified L1 dual at N = 2000 in <= 10 s; every formulation's reference at
 N = 1000 in <= 5 s. Each time is build + solve + certificate (+ polish / cross-check when they run),
 the median of ``--repeat`` runs, BLAS pinned to ``--threads`` threads. The anchor, measured in the same
-run, is the reference as it was before issue 18 (the L1 dual through the eigen-factor
-``sum_squares(Phi' (y * alpha))``, CLARABEL, then the ECOS cross-check) at ``--anchor-size``; the
-ratio printed is anchor time / new time at that size.
+run, is the uncertified reference the certified one replaced (the L1 dual through an eigen-factor that drops
+eigenvalues below ``1e-9 max|eig|``, ``sum_squares(Phi' (y * alpha))``, CLARABEL, then the ECOS cross-check) at
+``--anchor-size``; the ratio printed is anchor time / new time at that size. The ``strategy`` column is
+``problem.info.strategy`` (docs/reference.md).
 
     python benchmarks/reference.py [--sizes 1000] [--big 2000] [--anchor-size 500] [--repeat 3] [--threads 2]
 """
@@ -60,7 +61,7 @@ def timed(fn, repeat):
 
 
 def legacy_l1_dual(K, y, C=1.0):
-    """The pre-issue-18 reference: factor with eigenvalues < 1e-9 lambda_max dropped, CLARABEL, ECOS cross-check."""
+    """The uncertified reference: factor with eigenvalues < 1e-9 lambda_max dropped, CLARABEL, ECOS cross-check."""
     w, V = np.linalg.eigh(K)
     keep = w > 1e-9 * np.max(np.abs(w))
     Phi = V[:, keep] * np.sqrt(w[keep])
@@ -81,7 +82,7 @@ def new_reference(name, form, X, y, K):
 
 def describe(sol):
     form = sol.info.get("gram", sol.info.get("factor", {})).get("source", "-")
-    return (f"{sol.solver:26s} {('certified' if sol.certified else 'NOT certified'):13s} "
+    return (f"{sol.info.strategy:13s} {sol.solver:26s} {('certified' if sol.certified else 'NOT certified'):13s} "
             f"{'yes' if sol.polished else 'no':8s} {('ECOS' if sol.cross_check else '-'):5s} {form}")
 
 
@@ -99,10 +100,10 @@ def main(argv=None):
         X, y, K = instance(Na)
         t_old, _ = timed(lambda: legacy_l1_dual(K, y), 1)
         t_new, sol = timed(lambda: new_reference("l1_svm", "dual", X, y, K), args.repeat)
-        print(f"anchor (N = {Na}): pre-issue-18 L1 dual reference {t_old:.2f} s; certified {t_new:.2f} s; "
+        print(f"anchor (N = {Na}): uncertified L1 dual reference {t_old:.2f} s; certified {t_new:.2f} s; "
               f"ratio {t_old / t_new:.1f}x")
         print(f"{'formulation':18s} {'form':7s} {'N':>5s} {'median s':>9s} {'target':>7s}  "
-              f"{'solved by':26s} {'certificate':13s} {'polished':8s} {'check':5s} form of K")
+              f"{'strategy':13s} {'solved by':26s} {'certificate':13s} {'polished':8s} {'check':5s} form of K")
         fails = 0
         for N in args.sizes:
             X, y, K = instance(N)

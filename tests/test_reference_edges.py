@@ -1,4 +1,4 @@
-"""The reference at the edges (issue 18): certified, and equal to an INDEPENDENT optimum, or refused.
+"""The reference at the edges: certified, and equal to an INDEPENDENT optimum, or refused.
 
 Independent optima:
 
@@ -191,14 +191,15 @@ def test_box_dual_reference_equals_enumeration(kcase, name, C):
 
 
 @pytest.mark.parametrize("name", ["least_1norm_svm", "l1_svm"])
-def test_issue_example_rbf_C_1e6_primal_and_dual_agree(name):
-    """The issue's example: the dual at C = 1e6 on an RBF kernel with eigenvalues below 1e-9 lambda_max."""
+def test_rbf_C_1e6_with_tiny_eigenvalues_primal_and_dual_agree(name):
+    """C = 1e6 on an RBF kernel with eigenvalues below 1e-9 lambda_max (which a factor cut at 1e-9 would drop):
+    the primal and the dual references agree."""
     rng = np.random.default_rng(1)
     X = rng.normal(size=(40, 2))
     y = np.where(rng.random(40) < 0.5, 1.0, -1.0)
     K = rbf_kernel(X, sigma=3.0)
     w = np.linalg.eigvalsh(K)
-    assert np.sum((w > 0) & (w < 1e-9 * w[-1])) > 0  # the eigenvalues the old factor dropped exist here
+    assert np.sum((w > 0) & (w < 1e-9 * w[-1])) > 0  # the eigenvalues a relative cut at 1e-9 drops exist here
     f = F.get(name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", F.ReferenceDisagreementWarning)
@@ -210,7 +211,7 @@ def test_issue_example_rbf_C_1e6_primal_and_dual_agree(name):
     # sol.objective IS its alpha's value on K (up to the reported worst-case rounding of that evaluation)
     assert abs(0.5 * v @ K @ v - alpha.sum() - d.objective) <= d.residuals["rounding"]
     err = rel(p.objective, -d.objective)
-    note("issue example: RBF, 40 points, C=1e6", f"{name} primal vs dual", f"agrees {err:.1e}")
+    note("RBF with tiny eigenvalues, 40 points, C=1e6", f"{name} primal vs dual", f"agrees {err:.1e}")
     assert err <= AGREE
 
 
