@@ -198,12 +198,7 @@ def load_dataset(name: str, *, scale: str | None = None, encoding: str = "onehot
     if key not in DATASETS:
         raise ValueError(f"name must be one of {dataset_names()} (or an alias in {sorted(_ALIASES)}); got {name!r}")
     info = DATASETS[key]
-    if not isinstance(raw, (bool, np.bool_)):
-        raise ValueError(f"raw must be True or False; got {raw!r}")
-    if raw and info.missing is None and not info.drop_constant:
-        raise ValueError(f"raw=True is only for data sets with a preparation step (lung-cancer); {key!r} has none")
-    if raw and scale is not None:
-        raise ValueError(f"scale must be None with raw=True (the raw table has missing values); got {scale!r}")
+    _check_raw(key, info, raw, scale)
     rows = _prepare_rows(info, _read_rows(info), bool(raw))
     labels = [r[-1] for r in rows]
     if info.keep is not None:
@@ -215,19 +210,33 @@ def load_dataset(name: str, *, scale: str | None = None, encoding: str = "onehot
     X = _encode(cols, encoding)
     if info.drop_constant and not raw:
         X = X[:, np.ptp(X, axis=0) > 0]
-    if raw and info.task == "classification":
-        y = np.array([float(v) for v in labels])
-    elif info.task == "regression":
+    if raw or info.task == "regression":
         y = np.array([float(v) for v in labels])
     else:
         y = np.where(np.isin(labels, info.positive), 1.0, -1.0)
+    return np.ascontiguousarray(_scaled(X, scale)), y
+
+
+def _check_raw(key: str, info, raw, scale) -> None:
+    """``raw`` a bool, only for a data set with a preparation step, and then without ``scale``."""
+    if not isinstance(raw, (bool, np.bool_)):
+        raise ValueError(f"raw must be True or False; got {raw!r}")
+    if raw and info.missing is None and not info.drop_constant:
+        raise ValueError(f"raw=True is only for data sets with a preparation step (lung-cancer); {key!r} has none")
+    if raw and scale is not None:
+        raise ValueError(f"scale must be None with raw=True (the raw table has missing values); got {scale!r}")
+
+
+def _scaled(X: np.ndarray, scale: str | None) -> np.ndarray:
+    """``X`` with each feature scaled to ``[0, 1]`` (``"minmax"``) or to mean 0 and standard deviation 1
+    (``"standard"``); a constant feature is shifted only. ``None``: ``X`` as it is."""
     if scale == "minmax":
         lo, hi = X.min(axis=0), X.max(axis=0)
         span = np.where(hi > lo, hi - lo, 1.0)
-        X = (X - lo) / span
-    elif scale == "standard":
+        return (X - lo) / span
+    if scale == "standard":
         sd = X.std(axis=0)
-        X = (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
-    elif scale is not None:
+        return (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    if scale is not None:
         raise ValueError(f"scale must be None, 'minmax' or 'standard'; got {scale!r}")
-    return np.ascontiguousarray(X), y
+    return X
