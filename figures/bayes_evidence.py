@@ -48,6 +48,7 @@ def _ls_svm_eigen(eig, K, y, gamma):
 def cv_error_surface(X, y, gammas, sigmas, *, n_folds: int = N_FOLDS, seed: int = DEFAULT_SEED) -> np.ndarray:
     """``E[i, j]``: the ``n_folds``-fold cross-validation error rate of the LS-SVM classifier (sign of
     ``f(x) = sum alpha_i k(x_i, x) + b``) at ``sigma_i``, ``gamma_j`` (one eigendecomposition per fold and sigma)."""
+    from svmref.solvers._result import kernel_expansion, sign_labels
     from svmref.solvers.bayes import centred_eigen
 
     folds = np.array_split(np.random.default_rng(seed).permutation(len(y)), n_folds)
@@ -61,8 +62,7 @@ def cv_error_surface(X, y, gammas, sigmas, *, n_folds: int = N_FOLDS, seed: int 
             eig = centred_eigen(Ktr)
             for j, g in enumerate(gammas):
                 alpha, b = _ls_svm_eigen(eig, Ktr, y[tr], float(g))
-                f = K[np.ix_(te, tr)] @ alpha + b
-                wrong[i, j] += np.sum(np.where(f >= 0, 1.0, -1.0) != y[te])
+                wrong[i, j] += np.sum(sign_labels(kernel_expansion(K[np.ix_(te, tr)], alpha, b)) != y[te])
     return wrong / len(y)
 
 
@@ -113,6 +113,7 @@ class EvidenceResult:
 
 def compute(seed: int = DEFAULT_SEED, *, fast: bool = False) -> EvidenceResult:
     """Evidence surface, level-3 curve, 10-fold CV surface and both choices on Ripley (``seed``: CV folds)."""
+    from svmref.solvers._result import kernel_expansion, sign_labels
     from svmref.solvers.bayes import BayesianLSSVC, evidence_surface, level1
 
     grid = GRID_FAST if fast else GRID
@@ -129,7 +130,7 @@ def compute(seed: int = DEFAULT_SEED, *, fast: bool = False) -> EvidenceResult:
     gc, sc = float(gammas[jc]), float(sigmas[ic])
     K = rbf_kernel(X, sigma=sc)
     r_cv = level1(K, y, 1.0, gc)
-    f_cv = rbf_kernel(Xt, X, sigma=sc) @ r_cv.alpha + r_cv.b
+    f_cv = kernel_expansion(rbf_kernel(Xt, X, sigma=sc), r_cv.alpha, r_cv.b)
     gb, sb = float(clf.gamma_), float(clf.sigma_)
     ib = int(np.argmin(np.abs(np.log(sigmas / sb))))
     jb = int(np.argmin(np.abs(np.log(gammas / gb))))
@@ -137,8 +138,8 @@ def compute(seed: int = DEFAULT_SEED, *, fast: bool = False) -> EvidenceResult:
         gammas=gammas, sigmas=sigmas, L2=L2, L3=L3, ridge=np.array([r.gamma for r in best]), cv=cv,
         choice={"bayes": (gb, sb), "cv": (gc, sc)},
         test_error={"bayes": float(np.mean(clf.predict(Xt) != yt)),
-                    "bayes_latent": float(np.mean(np.where(clf.latent_function(Xt) >= 0, 1.0, -1.0) != yt)),
-                    "cv": float(np.mean(np.where(f_cv >= 0, 1.0, -1.0) != yt))},
+                    "bayes_latent": float(np.mean(sign_labels(clf.latent_function(Xt)) != yt)),
+                    "cv": float(np.mean(sign_labels(f_cv) != yt))},
         cv_error={"bayes": float(cv[ib, jb]), "cv": float(cv[ic, jc])},
         bayes={"mu": float(clf.mu_), "zeta": float(clf.zeta_), "gamma_eff": float(clf.gamma_eff_),
                "log_evidence": float(clf.log_evidence_), "level3": float(clf.level3_log_evidence_),

@@ -135,8 +135,10 @@ class Fit:
     n_iter: int
 
     def decision(self, Z) -> np.ndarray:
-        """``f(x) = W . x + b`` (linear kernel)."""
-        return np.asarray(Z) @ self.W + self.b
+        """``f(x) = W . x + b`` (linear kernel): the kernel expansion with ``K_cross = Z`` and ``coef = W``."""
+        from svmref.solvers._result import kernel_expansion
+
+        return kernel_expansion(Z, self.W, self.b)
 
 
 @dataclass(frozen=True)

@@ -137,10 +137,16 @@ class _Model:
         self.X, self.coef, self.b, self.sigma, self.n_sv = X, coef, float(b), float(sigma), int(n_sv)
 
     def decision(self, Z):
-        return gaussian_kernel(np.asarray(Z, dtype=float), self.X, sigma=self.sigma) @ self.coef + self.b
+        """:func:`~svmref.solvers._result.kernel_expansion` on ``K(z, x_i)``."""
+        from svmref.solvers._result import kernel_expansion
+
+        return kernel_expansion(gaussian_kernel(np.asarray(Z, dtype=float), self.X, sigma=self.sigma), self.coef, self.b)
 
     def predict(self, Z):
-        return np.where(self.decision(Z) > 0.0, 1.0, -1.0)
+        """:func:`~svmref.solvers._result.sign_labels` of :meth:`decision`: +1 where ``f > 0``, else -1 (001 §2)."""
+        from svmref.solvers._result import sign_labels
+
+        return sign_labels(self.decision(Z))
 
 
 def fit_rls(X, y, sigma: float, gamma: float) -> _Model:

@@ -120,6 +120,7 @@ def loo_path(X, y, C, mus, *, tol: float = TOL):
     error, see :func:`loo_errors`), ``loo_models[k][j]`` the refit without ``j``. Raises ``RuntimeError`` if a solve does not
     reach ``tol`` (a path point is never reported from an unconverged model).
     """
+    from svmref.solvers._result import kernel_expansion
     from svmref.solvers.support_features import support_features
 
     mus = _check_mus(mus)
@@ -150,7 +151,7 @@ def loo_path(X, y, C, mus, *, tol: float = TOL):
         for j, keep in enumerate(masks):
             rj = solve(X[keep], y[keep], mu, lam_loo[j])
             lam_loo[j] = rj.lam
-            margins[k, j] = y[j] * float(X[j] @ rj.a + rj.b)
+            margins[k, j] = y[j] * float(kernel_expansion(X[j], rj.a, rj.b)[0])  # f(x) = a'x + b (003)
             row.append(rj)
         loo_models.append(row)
     return models, margins, loo_models

@@ -1,4 +1,4 @@
-"""Tests of the figure modules and of ``svmref figure`` (issue 7).
+"""Tests of the figure modules and of ``svmref figure``.
 
 Every figure command runs headless (Agg) and writes a non-empty image; the outlier figure's
 printed angles satisfy 000's claim (the LS-SVM turns more than the Least 1-Norm SVM) on its default
@@ -86,7 +86,7 @@ def test_every_figure_command_writes_a_png(name, tmp_path, capsys):
     ("a/b.jpg", None, "a/b.jpg"), ("a/", None, "a/NAME.png"),
 ])
 def test_output_path_and_format(out, fmt, expected):
-    """--out honours its suffix (issue 17; refusals are tested in tests/test_cli.py)."""
+    """--out honours its suffix (refusals are tested in tests/test_cli.py)."""
     from pathlib import Path
 
     path, f = cli.resolve_out("NAME", out, fmt)

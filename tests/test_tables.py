@@ -16,7 +16,7 @@ import pytest
 from svmref.datasets import load_dataset
 from svmref.figures.tables import TABLES, get, names, read_rows, run_table
 from svmref.figures.tables import cli as table_cli
-from svmref.figures.tables._common import split_rng
+from svmref.figures.tables._common import fit_model, split_rng
 from svmref.figures.tables._runner import SPLIT_COLUMNS
 
 #: per table, a quick run small enough for the fast suite: (datasets or None for all, splits)
@@ -96,6 +96,23 @@ def test_ordinal_encoding_gives_the_benchmark_feature_counts():
     assert load_dataset("breast")[0].shape[1] > 9  # one-hot stays the default
     with pytest.raises(ValueError, match="encoding"):
         load_dataset("breast", encoding="binary")
+
+
+def test_fits_share_the_result_types_decision_and_tie_rule():
+    """A table's Fit evaluates f as the solver's result does, and labels f = 0 as -1 for every model (the one tie
+    rule of solvers/_result.py, +1 where f > 0): a zero cross-kernel puts f exactly at b."""
+    from svmref.kernels import rbf_kernel
+    from svmref.solvers.linear import ls_svm, rls
+
+    X, y = load_dataset("synth.tr")
+    X, y = X[::6], y[::6]  # both classes (synth.tr is sorted by class)
+    K = rbf_kernel(X, sigma=0.5)
+    for model, kw, res in (("ls_svm", {"C": 1.0}, ls_svm(K, y, 1.0)), ("rls", {"gamma": 0.01}, rls(K, y, 0.01))):
+        fit = fit_model(model, K, y, **kw)
+        assert np.array_equal(fit.decision(K), res.decision_function(K))
+        assert np.array_equal(fit.predict(K), res.predict(K))
+        zero = type(fit)(fit.coef, 0.0, fit.n_sv, fit.n_iter, fit.converged)
+        assert np.array_equal(zero.predict(np.zeros((2, len(y)))), [-1.0, -1.0])
 
 
 def test_split_seeds_depend_on_table_dataset_split_only():

@@ -72,23 +72,28 @@ def grid(lo: float, hi: float, step: float) -> tuple[float, ...]:
 
 @dataclass(frozen=True)
 class Fit:
-    """A trained kernel expansion ``f(x) = sum_i coef_i k(x_i, x) + b`` over the training patterns."""
+    """A trained kernel expansion ``f(x) = sum_i coef_i k(x_i, x) + b`` over the training patterns.
+
+    :meth:`decision` is :func:`svmref.solvers._result.kernel_expansion` and :meth:`predict` its
+    :func:`~svmref.solvers._result.sign_labels` (``+1`` where ``f > 0``, ``-1`` where ``f <= 0``), the
+    result types' decision function and tie rule.
+    """
 
     coef: np.ndarray
     b: float
     n_sv: int
     n_iter: int
     converged: bool
-    positive_at_zero: bool = True  # f = 0 -> +1 (LS-SVM, SMO) or -1 (RLS: 001 §2, "-1 if f(x) <= 0")
 
     def decision(self, K_cross) -> np.ndarray:
-        return K_cross @ self.coef + self.b
+        from svmref.solvers._result import kernel_expansion
+
+        return kernel_expansion(K_cross, self.coef, self.b)
 
     def predict(self, K_cross) -> np.ndarray:
-        f = self.decision(K_cross)
-        if self.positive_at_zero:
-            return np.where(f >= 0.0, 1.0, -1.0)
-        return np.where(f > 0.0, 1.0, -1.0)
+        from svmref.solvers._result import sign_labels
+
+        return sign_labels(self.decision(K_cross))
 
 
 #: solver settings of each (table family, model): the ``solver`` column of the CSV
@@ -135,8 +140,7 @@ def fit_model(model: str, K, y, *, C: float | None = None, gamma: float | None =
             return Fit(coef, res.b, int(res.n_sv), int(res.n_iter), bool(res.converged))
         if model == "rls":
             res = linear.rls(K, y, gamma)
-            return Fit(res.c, 0.0, int(np.count_nonzero(res.c)), int(res.n_iter), bool(res.converged),
-                       positive_at_zero=False)
+            return Fit(res.c, 0.0, int(np.count_nonzero(res.c)), int(res.n_iter), bool(res.converged))
     raise ValueError(f"model must be one of 'ls_svm', 'least_1norm_svm', 'l1_svm', 'isls_svm', 'rls'; got {model!r}")
 
 
