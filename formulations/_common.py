@@ -9,13 +9,17 @@ import dataclasses
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 import cvxpy as cp
 import numpy as np
 
 from svmref._thresholds import PSD_RTOL as _PSD_RTOL
 from svmref._validation import check_gram, check_X
+
+if TYPE_CHECKING:
+    from ._base import Formulation
+    from ._certify import Certified
 
 __all__ = [
     "RefProblem",
@@ -44,6 +48,20 @@ class KernelClipWarning(UserWarning):
     """Negative eigenvalues of K were clipped to build the factor K = Phi Phi^T (reported, not hidden)."""
 
 
+class Certifier(Protocol):
+    """Certifies a solution of one form on the original K or X against its model (:mod:`._certify`)."""
+
+    def certify(self, hyper: dict, values: dict | None, duals: list | None, tol: float) -> Certified | None:
+        """The certificate of ``values`` / ``duals`` (``None``: the solver left none) at ``hyper``."""
+
+
+class DirectSystem(Protocol):
+    """The KKT system of an equality-only problem, solved directly and certified (:func:`._certify.refined_solve`)."""
+
+    def solve(self, hyper: dict, tol: float) -> Certified:
+        """Solve at ``hyper``; raises ``numpy.linalg.LinAlgError`` when singular to working precision."""
+
+
 #: The keys ``problem.info[key]`` answers (the data fields of :class:`ProblemInfo`).
 INFO_KEYS = ("formulation", "form", "cite", "sense", "hyper", "param_rules", "factor", "scale", "gram", "strategy")
 
@@ -67,11 +85,12 @@ class ProblemInfo:
         ``N max|K|`` (``N max|X|^2`` for X): ``C x scale`` says how hard the problem is scaled.
     owner : Formulation or None
         The formulation object that built the problem; it checks the hyperparameters again in :func:`set_params`.
-    certifier : object or None
-        What certifies a solution of this problem on the original K or X (``certify(hyper, values, duals, tol)``):
-        a :class:`~svmref.formulations._box.BoxCertifier` or the support features machine's certifier.
-    system : object or None
-        The KKT system of an equality-only problem (``solve(hyper, tol)``), solved directly.
+    certifier : Certifier or None
+        What certifies a solution of this problem on the original K or X: a
+        :class:`~svmref.formulations._box.BoxCertifier` or the support features machine's
+        :class:`~svmref.formulations.support_features.SFMCertifier`.
+    system : DirectSystem or None
+        The KKT system of an equality-only problem, solved directly (``LSSystem``, ``RLSSystem``, ``ISLSSystem``).
     box_dual : bool
         The certifier is a box dual's, and the dual on ``Y K Y`` may be solved directly for this form.
 
@@ -88,9 +107,9 @@ class ProblemInfo:
     factor: dict | None = None
     scale: float | None = None
     gram: dict | None = None
-    owner: Any = field(default=None, repr=False)
-    certifier: Any = field(default=None, repr=False)
-    system: Any = field(default=None, repr=False)
+    owner: Formulation | None = field(default=None, repr=False)
+    certifier: Certifier | None = field(default=None, repr=False)
+    system: DirectSystem | None = field(default=None, repr=False)
     box_dual: bool = False
 
     @property
