@@ -6,7 +6,8 @@ except in the one subprocess test):
   neither cvxpy nor matplotlib;
 * no import cycle among the project's modules, counting the imports inside functions;
 * no function over :data:`MAX_LINES` lines, except the numba kernels;
-* comments and docstrings refer only to the repository and the papers (no "issue 12", "DESIGN example 3").
+* comments and docstrings refer only to the repository and the papers (no "issue 12", "DESIGN example 3");
+* the shared numerical thresholds (symmetry, PSD) are numbers only in ``svmref/_thresholds.py``.
 
 Every import counts, at module level or inside a function. Each check is a function of the repository root
 and :func:`test_guards_catch_planted_violations` runs it on a small tree with one planted violation each, so a
@@ -260,6 +261,37 @@ def untraceable_references(root: Path) -> list[str]:
     return sorted(set(out))
 
 
+#: Names of the shared thresholds; elsewhere they may only be imported (or bound to an imported name).
+THRESHOLD_NAME = re.compile(r"(PSD|SYM)_RTOL$")
+THRESHOLD_HOME = "svmref/_thresholds.py"
+
+
+def redefined_thresholds(root: Path) -> list[str]:
+    """``file:line name = value`` of every assignment of a number to a threshold name outside its home, and
+    every function parameter of that name with a number as its default."""
+    out = []
+    for path in _source_files(root):
+        rel = path.relative_to(root).as_posix()
+        if rel == THRESHOLD_HOME:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            pairs = []
+            if isinstance(node, ast.Assign):
+                pairs = [(t, node.value) for t in node.targets]
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                pairs = [(node.target, node.value)]
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                args = node.args.posonlyargs + node.args.args
+                pairs = list(zip(args[len(args) - len(node.args.defaults):], node.args.defaults))
+                pairs += [(a, d) for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults) if d is not None]
+            for target, value in pairs:
+                name = getattr(target, "id", getattr(target, "arg", getattr(target, "attr", "")))
+                if THRESHOLD_NAME.search(name.upper()) and any(isinstance(v, ast.Constant) and isinstance(v.value, float)
+                                                                 for v in ast.walk(value)):
+                    out.append(f"{rel}:{node.lineno} {name} = {ast.unparse(value)}")
+    return out
+
+
 def heavy_modules_loaded(module: str, heavy=("cvxpy", "matplotlib")) -> list[str]:
     """Import ``module`` and every module under it (as a package) in a fresh interpreter; return which of
     ``heavy`` it loaded."""
@@ -298,6 +330,11 @@ def test_no_import_cycle():
 def test_no_function_over_80_lines():
     long = long_functions(ROOT)
     assert not long, f"functions over {MAX_LINES} lines:\n" + "\n".join(f"{w} {n}: {k} lines" for w, n, k in long)
+
+
+def test_thresholds_are_numbers_only_in_their_home():
+    bad = redefined_thresholds(ROOT)
+    assert not bad, f"thresholds defined outside {THRESHOLD_HOME}:\n" + "\n".join(bad)
 
 
 def test_comments_refer_only_to_the_repository_and_the_papers():
@@ -343,6 +380,12 @@ PLANTED = {
     "a docstring pointing at a DESIGN example": (
         {"svmref/util.py": 'def f():\n    """As DESIGN example 3 says."""\n'},
         untraceable_references, "svmref/util.py:2: As DESIGN example 3 says."),
+    "a PSD threshold defined a second time": (
+        {"verify/instances.py": "PSD_RTOL = 1e-9\n"},
+        redefined_thresholds, "verify/instances.py:1 PSD_RTOL = 1e-09"),
+    "a symmetry threshold as a default argument": (
+        {"solvers/linear.py": "def check(K, sym_rtol=1e-8):\n    return K\n"},
+        redefined_thresholds, "solvers/linear.py:1 sym_rtol = 1e-08"),
 }
 
 

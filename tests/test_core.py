@@ -176,3 +176,82 @@ def test_rbf_sigma_whose_square_underflows_is_refused_and_limits_are_exact():
     assert np.all(K0 == 1.0)
     KI = kernels.rbf_kernel(X, sigma=1e-150)  # K = I exactly
     assert np.array_equal(KI, np.eye(len(X)))
+
+
+# ------------------------------------------------------------------------------------------------
+# one home for the thresholds, one Gram check
+# ------------------------------------------------------------------------------------------------
+def test_thresholds_are_defined_once_and_imported():
+    """The symmetry and PSD thresholds live in svmref._thresholds; the reference, the SMO engine, the kernel seam
+    and the input checks use those objects (values as measured and tested before they moved)."""
+    from svmref import _thresholds as T
+    from svmref import _validation
+    from svmref.formulations import _common
+    from svmref.solvers import _qmatrix, smo
+
+    assert (T.SYM_RTOL, T.PSD_RTOL, T.SMO_PSD_RTOL) == (1e-8, 1e-9, 1e-10)
+    assert _common.PSD_RTOL is T.PSD_RTOL and smo.PSD_RTOL is T.SMO_PSD_RTOL and _qmatrix.SYM_RTOL is T.SYM_RTOL
+    import inspect
+
+    assert inspect.signature(_validation.check_gram).parameters["rtol"].default is T.SYM_RTOL
+    assert inspect.signature(_validation.is_psd).parameters["rtol"].default is T.PSD_RTOL
+
+
+def _gram_cases():
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((30, 4))
+    K = kernels.rbf_kernel(A, sigma=1.3)
+    cases = {"symmetric": K, "list": K.tolist(), "fortran": np.asfortranarray(K), "float32": K.astype(np.float32),
+             "non-square": K[:, :-1], "vector": K[0], "empty": np.zeros((0, 0))}
+    for da in (0.99e-8, 1.01e-8, 1e-3):
+        K2 = K.copy()
+        K2[3, 17] += da
+        cases[f"asym {da:g}"] = K2
+    for bad in (np.nan, np.inf):
+        K2 = K.copy()
+        K2[29, 2] = bad
+        K2[5, 6] = bad  # the message names the first in row-major order, whichever a scan meets first
+        cases[f"{bad}"] = K2
+    big = K * 1e308
+    big[0, 1] = -big[1, 0]
+    cases["difference overflows"] = big
+    return cases
+
+
+@pytest.mark.parametrize("case", list(_gram_cases()))
+def test_check_gram_gives_the_same_verdict_and_message_on_every_path(case):
+    """check_gram alone, with the compiled scan as its fast path (the linear systems), and through the kernel
+    seam of the SMO engines (sketch and exact scan): the same accepted matrix or the same error."""
+    from svmref.solvers import _qmatrix, linear
+
+    K = _gram_cases()[case]
+
+    def outcome(f):
+        try:
+            return ("ok", np.asarray(f()).tobytes())
+        except (ValueError, TypeError) as e:
+            return (type(e).__name__, str(e))
+
+    ref = outcome(lambda: check_gram(K))
+    assert outcome(lambda: check_gram(K, fast=_qmatrix.gram_scan)) == ref
+    assert outcome(lambda: linear._check_K(K)) == ref
+    assert outcome(lambda: _qmatrix.PrecomputedKernel(K).K) == ref
+    assert outcome(lambda: _qmatrix.PrecomputedKernel(K, exact_check=True).K) == ref
+    assert (ref[0] == "ok") == (case in ("symmetric", "list", "fortran", "float32", "asym 9.9e-09"))
+
+
+def test_linear_systems_take_the_row_sums_of_the_gram_check():
+    """The row sums of |K| that the 1-norm condition estimate needs come from the Gram check's scan and are passed
+    explicitly (no module state): a solve given them and one that recomputes them agree to the bit."""
+    from svmref.solvers import linear
+
+    rng = np.random.default_rng(4)
+    K = kernels.rbf_kernel(rng.standard_normal((40, 3)), sigma=0.8)
+    Kc, rows = linear._check_K_rows(K)
+    assert Kc is K
+    np.testing.assert_allclose(rows, np.abs(K).sum(axis=1), rtol=1e-14)
+    R = np.asfortranarray(rng.standard_normal((40, 2)))
+    X1, m1, _, rep1 = linear._shifted_solve(K, 1e-3, R, False, rows)
+    X2, m2, _, rep2 = linear._shifted_solve(K, 1e-3, R, False)
+    assert m1 == m2 == "cholesky" and rep1 == rep2 and np.array_equal(X1, X2)
+    assert not [n for n, v in vars(linear).items() if isinstance(v, dict) and not n.startswith("__")]  # no module state
