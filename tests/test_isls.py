@@ -25,7 +25,7 @@ import scipy.linalg
 from threadpoolctl import threadpool_limits
 
 import svmref.formulations as F
-import svmref.solvers.isls as isls_mod
+import svmref.solvers._isls_paths as isls_paths
 from svmref import load_dataset
 from svmref.kernels import kernel_matrix, rbf_kernel
 from svmref.solvers._result import ConvergenceWarning
@@ -40,15 +40,15 @@ TOL = {
     "loop": 1e-7,          # whole run vs a plain loop that never drops, relative, every iteration
     "paths": 1e-9,         # any other path vs the QR path, relative, every iteration
     "scale": 1e-9,         # scaled run vs unscaled run (after undoing the scale), relative
-    # issue 13 "done when": at each C, ISLS within 3 points of the LS-SVM's test error (30 of the 1000
-    # synth.te patterns), with at most 30 support vectors (004 Table 1: 13 SVs, +0.6 points)
+    # Ripley: at each C, ISLS within 3 points of the LS-SVM's test error (30 of the 1000 synth.te
+    # patterns), with at most 30 support vectors (004 Table 1: 13 SVs, +0.6 points)
     "ripley_err_slack": 0.03,
     "ripley_max_sv": 30,
 }
 
-#: Ripley: RBF exp(-|x - z|^2 / sigma^2) (004 §4) with sigma = 1, the kernel width of the issue's failing
-#: case; at sigma = 0.5 Algorithm 1 itself (a plain numpy loop) is 2.1 / 5.2 points worse than the LS-SVM at
-#: C = 300 / 1000 (docs/isls_notes.md §5).
+#: Ripley: RBF exp(-|x - z|^2 / sigma^2) (004 §4) with sigma = 1, the kernel width at which an earlier
+#: implementation predicted one class at C = 300 (docs/isls_notes.md §2); at sigma = 0.5 Algorithm 1 itself
+#: (a plain numpy loop) is 2.1 / 5.2 points worse than the LS-SVM at C = 300 / 1000 (docs/isls_notes.md §5).
 RIPLEY_SIGMA = 1.0
 RIPLEY_CS = (1.0, 10.0, 100.0, 300.0, 1000.0)
 #: Motorcycle (raw times in ms, raw accelerations in g): sigma = 5 ms, C = 10 (docs/isls_notes.md §4).
@@ -119,8 +119,8 @@ def test_large_set_paths_every_iteration_equal_cvxpy(task, path, monkeypatch):
     """Each solver of the large active sets, forced for every iteration (QR_MAX_M = 0): the mixed-precision CG
     with the Nystrom preconditioner (float32 inner solves, float64 outer refinement), and the Cholesky factor of
     I + c A_c'A_c in float32 and in float64, each refined against the exact operator."""
-    monkeypatch.setattr(isls_mod, "QR_MAX_M", 0)
-    monkeypatch.setattr(isls_mod, "LARGE_PATHS", (path,))
+    monkeypatch.setattr(isls_paths, "QR_MAX_M", 0)
+    monkeypatch.setattr(isls_paths, "LARGE_PATHS", (path,))
     X, K, y = make(N=30, seed=2, task=task)
     res = isls_svm(K, y, 5.0, task=task)
     assert res.converged and set(res.info["path"]) == {path}
@@ -131,9 +131,9 @@ def test_large_set_paths_every_iteration_equal_cvxpy(task, path, monkeypatch):
 def test_pcg_with_a_crude_preconditioner_every_iteration_equals_cvxpy(task, monkeypatch):
     """A Nystrom preconditioner from 3 of 40 columns: the CG takes many steps, the iterates are still those of (3)
     (the float64 residual certifies each one, whatever the preconditioner)."""
-    monkeypatch.setattr(isls_mod, "QR_MAX_M", 0)
-    monkeypatch.setattr(isls_mod, "LARGE_PATHS", ("pcg",))
-    monkeypatch.setattr(isls_mod, "NYSTROM_RANK", 3)
+    monkeypatch.setattr(isls_paths, "QR_MAX_M", 0)
+    monkeypatch.setattr(isls_paths, "LARGE_PATHS", ("pcg",))
+    monkeypatch.setattr(isls_paths, "NYSTROM_RANK", 3)
     X, K, y = make(N=40, seed=7, task=task, sigma=0.7)
     res = isls_svm(K, y, 5.0, task=task)
     assert res.converged and set(res.info["path"]) == {"pcg"}
@@ -150,9 +150,9 @@ def test_lowrank_path_every_iteration_equals_cvxpy_and_qr(monkeypatch):
     y = np.where(X[:, 0] * X[:, 1] + 0.2 * rng.normal(size=40) > 0, 1.0, -1.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        monkeypatch.setattr(isls_mod, "SMALL_PATHS", ("qr",))
+        monkeypatch.setattr(isls_paths, "SMALL_PATHS", ("qr",))
         qr = isls_svm(K, y, 1.0, max_iter=8)
-        monkeypatch.setattr(isls_mod, "QR_MAX_M", 0)
+        monkeypatch.setattr(isls_paths, "QR_MAX_M", 0)
         low = isls_svm(K, y, 1.0, max_iter=8)
     assert set(qr.info["path"]) == {"qr"}
     assert "lowrank" in low.info["path"]
@@ -165,20 +165,51 @@ def test_lowrank_path_every_iteration_equals_cvxpy_and_qr(monkeypatch):
 def test_every_path_equals_qr_path(task, monkeypatch):
     """Every solver gives the iterates of the QR path (backward stable) to 1e-9, iteration by iteration."""
     X, K, y = make(N=60, seed=3, task=task)
-    monkeypatch.setattr(isls_mod, "SMALL_PATHS", ("qr",))
+    monkeypatch.setattr(isls_paths, "SMALL_PATHS", ("qr",))
     qr = isls_svm(K, y, 10.0, task=task)
     assert set(qr.info["path"]) == {"qr"}
     runs = [((), "gram")] + [((p,), p) for p in ("pcg", "cholesky32", "cholesky")]
     for large, expect in runs:
-        monkeypatch.setattr(isls_mod, "SMALL_PATHS", ("gram", "qr"))
-        monkeypatch.setattr(isls_mod, "QR_MAX_M", 256 if not large else 0)
+        monkeypatch.setattr(isls_paths, "SMALL_PATHS", ("gram", "qr"))
+        monkeypatch.setattr(isls_paths, "QR_MAX_M", 256 if not large else 0)
         if large:
-            monkeypatch.setattr(isls_mod, "LARGE_PATHS", large)
+            monkeypatch.setattr(isls_paths, "LARGE_PATHS", large)
         other = isls_svm(K, y, 10.0, task=task)
         assert set(other.info["path"]) == {expect}, (expect, other.info["path"])
         assert qr.n_iter == other.n_iter
         for (a1, b1, _), (a2, b2, _) in zip(qr.history, other.history):
             assert rel(a2, a1) < TOL["paths"] and abs(b2 - b1) < TOL["paths"] * max(1.0, abs(b1)), expect
+
+
+@pytest.mark.parametrize("C", [1.0, 300.0])
+@pytest.mark.parametrize("name", ["gram", "lowrank", "pcg", "cholesky32", "cholesky", "qr"])
+def test_each_path_returns_its_iterate_with_its_certificate(name, C):
+    """Each path object on one weighted system (N) (N = 40, polynomial kernel of rank 6, so that the low-rank path
+    starts; random weights): its Solution names the path, the certificate's kind agrees with the numbers it reports
+    (``"residual"``: residual <= 1e-11; ``"backward error"``: backward error <= 32 u; at C = 300, ``||M||`` ~ 1e7,
+    double-double refinement too), and ``v`` equals QR's to 1e-9.  A path may decline to certify only where its
+    precision gate keeps the policy from calling it (the float32 factor at ``cond(M) u_32 > 0.05``)."""
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(40, 2))
+    K = kernel_matrix(X, kernel="poly", c=1.0, d=2)
+    y = np.where(X[:, 0] * X[:, 1] + 0.2 * rng.normal(size=40) > 0, 1.0, -1.0)
+    D = isls_paths.FitData(K, y)
+    S, a = np.arange(40), np.sqrt(rng.uniform(0.01, 1.0, size=40))
+    path = isls_paths.PATHS[name]
+    sol = path.solve(isls_paths.WeightedSystem(D, S, a, C))
+    cert = sol.certificate
+    assert cert.path == name
+    if not cert.accepted:
+        A = (K - K.mean(axis=0)) * a[None, :]
+        assert not path.usable(np.linalg.norm(np.eye(40) + C * A.T @ A, 2)), cert
+        return
+    if cert.kind == "residual":
+        assert cert.residual <= 1e-11
+    elif cert.kind == "backward error":
+        assert cert.backward_error <= 32 * np.finfo(float).eps / 2
+    else:
+        assert cert.kind == ("qr" if name == "qr" else "double-double"), cert
+    assert rel(sol.v, isls_paths.solve_qr(D, S, a, C)) < TOL["paths"]
 
 
 def test_default_paths_at_n_300_equal_qr_path(monkeypatch):
@@ -189,11 +220,11 @@ def test_default_paths_at_n_300_equal_qr_path(monkeypatch):
     X = rng.normal(size=(300, 5))
     K = rbf_kernel(X, sigma=2.0)
     y = np.where(X[:, 0] + 0.5 * rng.normal(size=300) > 0, 1.0, -1.0)
-    monkeypatch.setattr(isls_mod, "NYSTROM_RANK", 64)
+    monkeypatch.setattr(isls_paths, "NYSTROM_RANK", 64)
     res = isls_svm(K, y, 1.0)
     assert "pcg" in res.info["path"] and res.converged
-    monkeypatch.setattr(isls_mod, "SMALL_PATHS", ("qr",))
-    monkeypatch.setattr(isls_mod, "LARGE_PATHS", ("qr",))
+    monkeypatch.setattr(isls_paths, "SMALL_PATHS", ("qr",))
+    monkeypatch.setattr(isls_paths, "LARGE_PATHS", ("qr",))
     qr = isls_svm(K, y, 1.0)
     assert qr.n_iter == res.n_iter
     for (a1, b1, _), (a2, b2, _) in zip(qr.history, res.history):
@@ -210,15 +241,15 @@ def test_ill_conditioned_large_sets_equal_qr_path(C, monkeypatch):
     X = rng.normal(size=(300, 5))
     K = rbf_kernel(X, sigma=2.0)
     y = np.where(X[:, 0] + 0.5 * rng.normal(size=300) > 0, 1.0, -1.0)
-    monkeypatch.setattr(isls_mod, "NYSTROM_RANK", 64)
+    monkeypatch.setattr(isls_paths, "NYSTROM_RANK", 64)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         res = isls_svm(K, y, C, max_iter=12)
-        monkeypatch.setattr(isls_mod, "SMALL_PATHS", ("qr",))
-        monkeypatch.setattr(isls_mod, "LARGE_PATHS", ("qr",))
+        monkeypatch.setattr(isls_paths, "SMALL_PATHS", ("qr",))
+        monkeypatch.setattr(isls_paths, "LARGE_PATHS", ("qr",))
         qr = isls_svm(K, y, C, max_iter=12)
     if C == 10.0:
-        large = [p for n, p in zip(res.info["n_active"], res.info["path"]) if n > isls_mod.QR_MAX_M]
+        large = [p for n, p in zip(res.info["n_active"], res.info["path"]) if n > isls_paths.QR_MAX_M]
         assert large and all(p == "pcg" for p in large)
     assert qr.n_iter == res.n_iter
     for (a1, b1, _), (a2, b2, _) in zip(qr.history, res.history):
@@ -365,7 +396,7 @@ def mcycle_run(seed, sigma=MCYCLE_SIGMA, C=MCYCLE_C):
 
 @pytest.mark.parametrize("seed", range(10))
 def test_mcycle_raw_targets_finite_and_sparse(seed):
-    """Issue 13: raw targets (std 48 g) give a finite model on every split; 004 Table 1 (Motorcycle): ISLS
+    """Raw targets (std 48 g) give a finite model on every split (docs/isls_notes.md §4); 004 Table 1 (Motorcycle): ISLS
     keeps few SVs (8.4 of 89) at a test MSE comparable to the LS-SVM's (533.1 vs 503.1, ratio 1.06)."""
     res, mse_ls, mse_isls, ls = mcycle_run(seed)
     assert res.converged and np.isfinite(mse_isls) and np.all(np.isfinite(res.alpha))
@@ -523,7 +554,7 @@ def test_bad_labels_and_C():
         solve_weighted_system(K, y, 1.0, -np.ones(10))
 
 
-# ---- large C: the backward-error certificate (issue 13, docs/isls_notes.md §2) -----------------------------------
+# ---- large C: the backward-error certificate (docs/isls_notes.md §2) ---------------------------------------------
 def longdouble_reference(K, y, C, w):
     """The solution of (3) for ``diag(lambda)^-1 = w`` (``w_i = 0``: pattern out), independent of the solver: the
     normal equations ``(I + C A_c'A_c) v = C A_c' y_c`` (``A_c = K_c[:, S] diag(sqrt(w_S))``, module docstring of
@@ -570,13 +601,13 @@ def test_large_C_iterates_equal_an_extended_precision_solve(C, monkeypatch):
     X = rng.normal(size=(N_LD, 5))
     K = rbf_kernel(X, sigma=2.0)
     y = np.where(X[:, 0] + 0.5 * rng.normal(size=N_LD) > 0, 1.0, -1.0)
-    monkeypatch.setattr(isls_mod, "NYSTROM_RANK", 64)
+    monkeypatch.setattr(isls_paths, "NYSTROM_RANK", 64)
     with warnings.catch_warnings(), threadpool_limits(1):     # one BLAS thread: small products, shared machine
         warnings.simplefilter("ignore", ConvergenceWarning)
         res = isls_svm(K, y, C, max_iter=4)
         refs = [longdouble_reference(K, y, C, w) for w in res.weights_history]
         qrs = [solve_weighted_system(K, y, C, w, drop=False) for w in res.weights_history]   # QR on S = {w > 0}
-    assert res.info["n_active"][0] > isls_mod.QR_MAX_M and "qr" not in res.info["path"]
+    assert res.info["n_active"][0] > isls_paths.QR_MAX_M and "qr" not in res.info["path"]
     if C == 100.0:        # ||M|| > 1e8: the float64 residual is far from 1e-11; double-double refinement certified
         assert "double-double" in res.info["certificate"]
     for t, ((ref_alpha, ref_b), (qr_alpha, qr_b, _)) in enumerate(zip(refs, qrs), start=1):
@@ -591,8 +622,8 @@ def test_large_set_paths_at_large_C_every_iteration_equal_cvxpy(path, C, monkeyp
     """The large-set solvers forced for every iteration (QR_MAX_M = 0) at C = 10 and 100: every iterate equals the
     weighted primal (3) solved by CLARABEL to 1e-8.  (The float32 CG is not tried at C = 100: ``cond(M) u_32`` is
     above its limit there, and QR would be taken.)"""
-    monkeypatch.setattr(isls_mod, "QR_MAX_M", 0)
-    monkeypatch.setattr(isls_mod, "LARGE_PATHS", (path, "qr"))
+    monkeypatch.setattr(isls_paths, "QR_MAX_M", 0)
+    monkeypatch.setattr(isls_paths, "LARGE_PATHS", (path, "qr"))
     X, K, y = make(N=30, seed=2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -612,8 +643,8 @@ def test_lowrank_path_at_large_C_equals_an_extended_precision_solve(C, monkeypat
     X = rng.normal(size=(40, 2))
     K = kernel_matrix(X, kernel="poly", c=1.0, d=2)
     y = np.where(X[:, 0] * X[:, 1] + 0.2 * rng.normal(size=40) > 0, 1.0, -1.0)
-    monkeypatch.setattr(isls_mod, "QR_MAX_M", 0)
-    monkeypatch.setattr(isls_mod, "LARGE_PATHS", ("lowrank", "qr"))
+    monkeypatch.setattr(isls_paths, "QR_MAX_M", 0)
+    monkeypatch.setattr(isls_paths, "LARGE_PATHS", ("lowrank", "qr"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         res = isls_svm(K, y, C, max_iter=8)
