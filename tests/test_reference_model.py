@@ -17,6 +17,7 @@ Scales (each quantity relative to its own scale, never ``max(1, |x|)``):
 """
 from __future__ import annotations
 
+import dataclasses
 import doctest
 import warnings
 
@@ -193,3 +194,18 @@ def test_the_package_doctest_runs():
     """The example in ``svmref.formulations``' docstring runs and gives what it shows."""
     result = doctest.testmod(F, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted >= 8 and result.failed == 0
+
+
+def test_problem_info_is_typed_frozen_and_set_params_replaces_it():
+    """``problem.info`` is a frozen :class:`ProblemInfo` with named fields (read as a mapping too); ``set_params``
+    gives the problem a new one, so a solution keeps the hyperparameters it was solved at."""
+    prob = build("l1_svm", "dual", 1.0)
+    info = prob.info
+    assert isinstance(info, F.ProblemInfo) and info.formulation == "l1_svm" and info.form == "dual"
+    assert info["hyper"] == info.hyper == {"C": 1.0} and info.get("factor") is None and "factor" not in info
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        info.form = "primal"
+    sol = solve(prob)
+    F.set_params(prob, C=2.0)
+    assert prob.info is not info and prob.info.hyper == {"C": 2.0} and sol.info.hyper == {"C": 1.0}
+    assert solve(prob).objective != sol.objective
