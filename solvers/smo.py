@@ -1,4 +1,4 @@
-"""One SMO engine for the four box-constrained SVM duals, and its four adapters (issue 3).
+"""One SMO engine for the four box-constrained SVM duals, and its four adapters.
 
 The L1-SVM, L2-SVM, LS-SVM and Least 1-Norm SVM duals are one problem with different data
 (000, Table 1 and eq. (2), (5)):
@@ -79,6 +79,7 @@ from svmref._validation import (
 from . import _smo_kernel as _k
 from ._qmatrix import PrecomputedKernel, RawKernel, as_qmatrix, available_memory
 from ._result import ConvergenceWarning, SolverResult, warn_not_converged
+from ._smo_common import bias, kkt_gap
 
 __all__ = ["SMOResult", "smo_solve", "l1_svm", "l2_svm", "ls_svm", "least_1norm_svm", "svr", "WSS",
            "RawKernel", "PrecomputedKernel", "NotConvexWarning", "ON_NONCONVEX"]
@@ -236,6 +237,80 @@ def _psd_scan(qm, shift, name):
         return False, float(w[0] + shift)
 
 
+def _kkt_solve(Qs, gs, ys):
+    """The Newton step ``d`` of ``[Q_SS y_S; y_S' 0] [d; nu] = [-g_S; 0]`` (an LDL' solve), or ``None`` when the
+    system is singular or the solution is not trustworthy."""
+    n = ys.size
+    A = np.zeros((n + 1, n + 1))
+    A[:n, :n] = Qs
+    A[:n, n] = ys
+    A[n, :n] = ys
+    rhs = np.concatenate([-gs, [0.0]])
+    try:
+        x = scipy.linalg.solve(A, rhs, assume_a="sym", check_finite=False)
+    except (np.linalg.LinAlgError, ValueError):
+        return None
+    if np.all(np.isfinite(x)) and np.linalg.norm(x) * np.abs(A).max() <= 1e12 * max(np.linalg.norm(rhs), 1e-300):
+        return x[:n]
+    return None
+
+
+def _null_space_direction(Qs, gs, ys, lo, up):
+    """A direction when ``Q_SS`` is singular: the eigen-decomposition of the reduced Hessian on ``{y_S' d = 0}``.
+
+    Returns ``(d, unbounded)``: the projection of ``-g_S`` on the null space (``Q d = 0``: D decreases linearly,
+    F does not change) when it meets a bound, else the minimum-norm Newton step on the range;
+    ``unbounded`` when that null direction decreases D and meets no bound (D is unbounded below).
+    """
+    Z = np.linalg.qr(ys[:, None], mode="complete")[0][:, 1:]
+    lam, V = np.linalg.eigh(Z.T @ Qs @ Z)
+    rv = V.T @ (Z.T @ gs)
+    null = lam <= 1e-10 * max(float(lam[-1]), 1e-300)
+    d_null = Z @ (V @ np.where(null, -rv, 0.0))
+    bounded = np.all(np.isfinite(np.where(d_null > 0, up, np.where(d_null < 0, lo, 0.0))))
+    has_null = np.linalg.norm(d_null) > 1e-12 * max(np.linalg.norm(rv), 1e-300)
+    if has_null and not bounded and float(gs @ d_null) < 0.0:
+        return None, True
+    if has_null and bounded:
+        return d_null, False
+    return Z @ (V @ np.where(null, 0.0, -rv / np.where(null, 1.0, lam))), False
+
+
+def _newton_direction(Qs, gs, ys, lo, up):
+    """``(d, unbounded)``: the Newton step on the free set, or the direction of :func:`_null_space_direction`
+    when the system is singular (``d = None``: no direction, above :data:`NEWTON_MAX_FREE_SINGULAR`)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        u = _kkt_solve(Qs, gs, ys)
+        if u is not None:
+            return u, False
+        if ys.size > NEWTON_MAX_FREE_SINGULAR:
+            return None, False
+        return _null_space_direction(Qs, gs, ys, lo, up)
+
+
+def _line_step(Qs, gs, ys, u, a, lo, up):
+    """Follow ``u`` (projected exactly onto ``y_S' d = 0``) from ``a`` with the exact line search
+    ``t* = -g'd / d'Qd`` cut at the first bound.  Returns ``(new, hit, decrease of D)``, or ``None`` when ``u``
+    does not decrease D or no positive step exists."""
+    u = u - ys * ((ys @ u) / ys.size)  # exactly on y_s' d = 0 (y_t^2 = 1)
+    gd = float(gs @ u)
+    if not gd < 0.0:
+        return None
+    curv = float(u @ (Qs @ u))
+    t_star = -gd / curv if curv > 1e-14 * float(np.abs(Qs).max()) * float(u @ u) else np.inf
+    with np.errstate(divide="ignore", invalid="ignore"):
+        room = np.where(u > 0.0, (up - a) / u, np.where(u < 0.0, (lo - a) / u, np.inf))
+    t = min(t_star, float(np.min(room)))
+    if not np.isfinite(t) or t <= 0.0:
+        return None
+    new = a + t * u
+    hit = room <= t * (1.0 + 1e-12)
+    new[hit] = np.where(u[hit] > 0.0, up[hit], lo[hit])
+    new = np.minimum(np.maximum(new, lo), up)
+    return new, hit, max(0.0, -(t * gd + 0.5 * t * t * curv))
+
+
 def _newton_step(qm, pat, y, lower, upper, shift, alpha, F, max_steps=50):
     """Newton steps on the free variables S (the others fixed).  Returns the decrease of D (>= 0).
 
@@ -261,66 +336,23 @@ def _newton_step(qm, pat, y, lower, upper, shift, alpha, F, max_steps=50):
     loc = np.arange(n0)
     total = 0.0
     for _ in range(max_steps):
-        n = loc.size
-        if n < 2:
+        if loc.size < 2:
             break
         Qs = Q0[np.ix_(loc, loc)]
         gs = g0[loc]
-        ys = y0[loc]
-        u = None
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            A = np.zeros((n + 1, n + 1))
-            A[:n, :n] = Qs
-            A[:n, n] = ys
-            A[n, :n] = ys
-            rhs = np.concatenate([-gs, [0.0]])
-            try:
-                x = scipy.linalg.solve(A, rhs, assume_a="sym", check_finite=False)
-                if np.all(np.isfinite(x)) and np.linalg.norm(x) * np.abs(A).max() <= 1e12 * max(np.linalg.norm(rhs), 1e-300):
-                    u = x[:n]
-            except (np.linalg.LinAlgError, ValueError):
-                u = None
-            if u is None and n > NEWTON_MAX_FREE_SINGULAR:
-                break
-            if u is None:  # singular: eigen-decomposition of the reduced Hessian on {y_s' d = 0}
-                Z = np.linalg.qr(ys[:, None], mode="complete")[0][:, 1:]
-                lam, V = np.linalg.eigh(Z.T @ Qs @ Z)
-                rv = V.T @ (Z.T @ gs)
-                null = lam <= 1e-10 * max(float(lam[-1]), 1e-300)
-                d_null = Z @ (V @ np.where(null, -rv, 0.0))
-                bounded = np.all(np.isfinite(np.where(d_null > 0, up0[loc], np.where(d_null < 0, lo0[loc], 0.0))))
-                has_null = np.linalg.norm(d_null) > 1e-12 * max(np.linalg.norm(rv), 1e-300)
-                if has_null and not bounded and float(gs @ d_null) < 0.0:
-                    return np.inf  # D decreases linearly along d_null (Q d_null = 0) with no bound: unbounded below
-                if has_null and bounded:
-                    u = d_null
-                else:
-                    u = Z @ (V @ np.where(null, 0.0, -rv / np.where(null, 1.0, lam)))
-        if not np.all(np.isfinite(u)):
+        u, unbounded = _newton_direction(Qs, gs, y0[loc], lo0[loc], up0[loc])
+        if unbounded:
+            return np.inf  # D decreases linearly along d_null (Q d_null = 0) with no bound: unbounded below
+        if u is None or not np.all(np.isfinite(u)):
             break
-        u = u - ys * ((ys @ u) / n)  # exactly on y_s' d = 0 (y_t^2 = 1)
-        gd = float(gs @ u)
-        if not gd < 0.0:
-            break
-        Qu = Qs @ u
-        curv = float(u @ Qu)
-        t_star = -gd / curv if curv > 1e-14 * float(np.abs(Qs).max()) * float(u @ u) else np.inf
         a = alpha[S0[loc]]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            room = np.where(u > 0.0, (up0[loc] - a) / u, np.where(u < 0.0, (lo0[loc] - a) / u, np.inf))
-        t_box = float(np.min(room))
-        t = min(t_star, t_box)
-        if not np.isfinite(t) or t <= 0.0:
+        step = _line_step(Qs, gs, y0[loc], u, a, lo0[loc], up0[loc])
+        if step is None:
             break
-        new = a + t * u
-        hit = room <= t * (1.0 + 1e-12)
-        new[hit] = np.where(u[hit] > 0.0, up0[loc][hit], lo0[loc][hit])
-        new = np.minimum(np.maximum(new, lo0[loc]), up0[loc])
-        step = new - a
+        new, hit, dec = step
         alpha[S0[loc]] = new
-        g0 += Q0[:, loc] @ step
-        total += max(0.0, -(t * gd + 0.5 * t * t * curv))
+        g0 += Q0[:, loc] @ (new - a)
+        total += dec
         if not np.any(hit):
             break
         loc = loc[~hit]
@@ -357,174 +389,229 @@ def _compact_cache(qm, M: int) -> np.ndarray:
     return np.empty(n)
 
 
-def _engine(qm, pat, y, p, lower, upper, shift, *, tol, second, wss, max_iter, alpha0, shrinking, on_nonconvex,
-            psd_scan, newton, name, stacklevel, coef_fn, t0):
-    M = y.shape[0]
-    ident = pat is None
-    pat = np.arange(M, dtype=np.int64) if ident else np.ascontiguousarray(pat, dtype=np.int64)
-    clamp = on_nonconvex == "clamp"
-    nonconvex_msg = ""
-    # --- PSD: cheap checks first, then (dense, small N) a Cholesky scan -----------------------------
-    Kd = np.ascontiguousarray(qm.diag())
+def _psd_precheck(qm, Kd, shift, psd_scan) -> str:
+    """Why ``K + shift I`` is not PSD, or ``""``: a negative diagonal entry first, then (dense K, small N or
+    ``psd_scan=True``) the Cholesky scan of :func:`_psd_scan`."""
     if np.any(Kd + shift < -PSD_RTOL * max(1.0, float(np.max(np.abs(Kd))))):
         t = int(np.argmin(Kd))
-        nonconvex_msg = f"K[{t}, {t}] + shift = {Kd[t] + shift:.3g} < 0"
-    elif isinstance(qm, PrecomputedKernel) and (psd_scan is True or (psd_scan == "auto" and qm.n <= PSD_SCAN_MAX_N)):
+        return f"K[{t}, {t}] + shift = {Kd[t] + shift:.3g} < 0"
+    if isinstance(qm, PrecomputedKernel) and (psd_scan is True or (psd_scan == "auto" and qm.n <= PSD_SCAN_MAX_N)):
         ok, lmin = _psd_scan(qm, shift, "K")
         if not ok:
-            nonconvex_msg = f"its smallest eigenvalue is {lmin:.3g} (Cholesky scan of the {qm.n} x {qm.n} K)"
-    if nonconvex_msg:
-        if not clamp:
-            raise NotConvexError(f"{name}: the kernel matrix is not positive semidefinite ({nonconvex_msg}), so the "
-                                 "dual is not convex; pass on_nonconvex='clamp' to go on as LIBSVM does")
-        warnings.warn(f"{name}: the kernel matrix is not positive semidefinite ({nonconvex_msg}); going on with the "
-                      "TAU clamp (status='not_convex')", NotConvexWarning, stacklevel=stacklevel)
+            return f"its smallest eigenvalue is {lmin:.3g} (Cholesky scan of the {qm.n} x {qm.n} K)"
+    return ""
 
-    if alpha0 is None:
-        if np.any(lower > 0.0) or np.any(upper < 0.0):
-            raise ValueError("alpha = 0 is not in the box [lower, upper]; give a feasible alpha0")
-        alpha = np.zeros(M)
-        F = np.ascontiguousarray(y * p)
-        Gbar = np.zeros(M)
-    else:
-        alpha = _check_alpha0(alpha0, y, lower, upper)
-        F = _gradient(qm, pat, ident, y, p, shift, alpha)
-        Gbar = _gradient(qm, pat, ident, y, p, shift, alpha, _at_nonzero_bound(alpha, lower, upper)) if shrinking \
-            else np.zeros(M)
 
-    Q = qm.numba_q()
-    out = np.zeros(6)
-    gathered = 0
-    cbuf = _compact_cache(qm, M)
-    n_iter = 0
-    newton_steps = 0
-    refreshes = 0
-    drift = float("nan")
-    seen_nonconvex = bool(nonconvex_msg)
-    min_active = M
-    chunk = max(NEWTON_EVERY, 50 * M) if newton else max_iter
-    final = None  # (status, message)
-    stale = False  # F (and Gbar) need recomputing from alpha
-    last_obj = _objective(alpha, y, p, F)
-    best_gap = np.inf
-    no_progress = 0
-    while True:
-        if stale:
-            F = _gradient(qm, pat, ident, y, p, shift, alpha)
-            if shrinking:
-                Gbar = _gradient(qm, pat, ident, y, p, shift, alpha, _at_nonzero_bound(alpha, lower, upper))
-            stale = False
-        budget = min(chunk, max_iter - n_iter)
-        it, code, gap = _k.solve(Q, Kd, pat, ident, y, p, lower, upper, shift, tol, second, budget, shrinking,
-                                 PSD_RTOL, clamp, alpha, F, Gbar, out, cbuf)
-        n_iter += int(it)
-        if code != _k.NOT_CONVEX:
-            min_active = min(min_active, int(out[4]))
-            seen_nonconvex |= bool(out[3])
-            gathered += int(out[5])
+class _Run:
+    """One solve: the box dual, the iterate (``alpha``, ``F``, ``Gbar``) and the counters the result reports.
+
+    The compiled loop (:func:`svmref.solvers._smo_kernel.solve`) runs in rounds; between rounds the engine takes
+    Newton steps on the free variables and watches for a stall, and at a tight ``tol`` it confirms the gap on
+    ``F`` recomputed from ``alpha`` (see the module docstring).
+    """
+
+    def __init__(self, qm, pat, y, p, lower, upper, shift, *, tol, second, max_iter, shrinking, clamp, newton):
+        M = y.shape[0]
+        self.qm, self.ident, self.y, self.p, self.lower, self.upper, self.shift = qm, pat is None, y, p, lower, upper, shift
+        self.pat = np.arange(M, dtype=np.int64) if self.ident else np.ascontiguousarray(pat, dtype=np.int64)
+        self.tol, self.second, self.max_iter, self.shrinking, self.clamp, self.newton = (
+            tol, second, max_iter, shrinking, clamp, newton)
+        self.Kd = np.ascontiguousarray(qm.diag())
+        self.n_iter = self.newton_steps = self.refreshes = self.gathered = 0
+        self.drift = float("nan")
+        self.seen_nonconvex = False
+        self.min_active = M
+        self.chunk = max(NEWTON_EVERY, 50 * M) if newton else max_iter
+        self.alpha = self.F = self.Gbar = None
+
+    def gradient(self, only_at_bound=None):
+        return _gradient(self.qm, self.pat, self.ident, self.y, self.p, self.shift, self.alpha, only_at_bound)
+
+    def gbar(self):
+        """LIBSVM's ``G_bar`` at ``alpha``: the terms of the variables at a non-zero bound."""
+        return self.gradient(_at_nonzero_bound(self.alpha, self.lower, self.upper))
+
+    def start(self, alpha0):
+        M = self.y.shape[0]
+        if alpha0 is None:
+            if np.any(self.lower > 0.0) or np.any(self.upper < 0.0):
+                raise ValueError("alpha = 0 is not in the box [lower, upper]; give a feasible alpha0")
+            self.alpha = np.zeros(M)
+            self.F = np.ascontiguousarray(self.y * self.p)
+            self.Gbar = np.zeros(M)
+        else:
+            self.alpha = _check_alpha0(alpha0, self.y, self.lower, self.upper)
+            self.F = self.gradient()
+            self.Gbar = self.gbar() if self.shrinking else np.zeros(M)
+
+    def kkt_gap(self):
+        return float(kkt_gap(self.y, self.lower, self.upper, self.alpha, self.F))
+
+    def objective(self):
+        return _objective(self.alpha, self.y, self.p, self.F)
+
+    def newton_step(self):
+        return _newton_step(self.qm, self.pat, self.y, self.lower, self.upper, self.shift, self.alpha, self.F)
+
+    def compiled_round(self, Q, out, cbuf, name):
+        """One call of the compiled loop with the iterations left in this round; returns ``(code, gap)``."""
+        budget = min(self.chunk, self.max_iter - self.n_iter)
+        it, code, gap = _k.solve(
+            _k.BoxDual(Q, self.Kd, self.pat, self.ident, self.y, self.p, self.lower, self.upper, self.shift),
+            _k.Options(self.tol, self.second, budget, self.shrinking, PSD_RTOL, self.clamp),
+            self.alpha, self.F, self.Gbar, out, cbuf)
+        self.n_iter += int(it)
         if code == _k.NOT_CONVEX:
-            i, j, a = int(out[0]), int(out[1]), float(out[2])
+            i, j, a = int(out[_k.OUT_I]), int(out[_k.OUT_J]), float(out[_k.OUT_AIJ])
             raise NotConvexError(
                 f"{name}: the kernel matrix is not positive semidefinite: the pair ({i}, {j}) has "
                 f"Kt_ii + Kt_jj - 2 Kt_ij = {a:.3g} < 0, so the dual is not convex; pass on_nonconvex='clamp' "
                 "to go on as LIBSVM does (status='not_convex')")
-        if code == _k.UNBOUNDED:
-            final = ("not_convex" if seen_nonconvex else "numerical_issue",
-                     f"the dual is unbounded below along the pair ({int(out[0])}, {int(out[1])}) "
-                     f"(a_ij = {out[2]:.3g} <= 0 and no bound): no minimiser exists")
-            break
-        if code == _k.OPTIMAL:
-            if tol >= REFRESH_TOL:
-                break
-            # F is updated incrementally and drifts by rounding; at a tight tol confirm the gap on F
-            # recomputed from alpha, after a Newton polish of the free variables
-            refreshes += 1
-            F_new = _gradient(qm, pat, ident, y, p, shift, alpha)
-            drift = float(np.max(np.abs(F_new - F))) if F_new.size else 0.0
-            F = F_new
-            if newton and refreshes <= 3 and _newton_step(qm, pat, y, lower, upper, shift, alpha, F) > 0.0:
-                newton_steps += 1
-                F = _gradient(qm, pat, ident, y, p, shift, alpha)
-            if shrinking:
-                Gbar = _gradient(qm, pat, ident, y, p, shift, alpha, _at_nonzero_bound(alpha, lower, upper))
-            gap = float(_k.kkt_gap(y, lower, upper, alpha, F))
-            if gap <= tol:
-                break
-            if refreshes >= 6:
-                final = ("numerical_issue", f"the KKT gap {gap:.3g} on the recomputed gradient stays above tol {tol:g}"
-                         " at working precision; use a larger tol")
-                break
-            continue
-        # MAX_ITER: the budget of this round is spent
-        if n_iter >= max_iter:
-            break
-        obj = _objective(alpha, y, p, F)
-        dec = _newton_step(qm, pat, y, lower, upper, shift, alpha, F) if newton else 0.0
+        self.min_active = min(self.min_active, int(out[_k.OUT_MIN_ACTIVE]))
+        self.seen_nonconvex |= bool(out[_k.OUT_NONCONVEX])
+        self.gathered += int(out[_k.OUT_GATHERED])
+        return code, gap
+
+    def confirm(self):
+        """At a tight ``tol``: the gap on ``F`` recomputed from ``alpha`` (the running ``F`` drifts by rounding),
+        after a Newton polish of the free variables.  Returns ``(gap, final)``; ``final`` is ``None`` while SMO
+        should go on or the gap is met."""
+        self.refreshes += 1
+        F_new = self.gradient()
+        self.drift = float(np.max(np.abs(F_new - self.F))) if F_new.size else 0.0
+        self.F = F_new
+        if self.newton and self.refreshes <= 3 and self.newton_step() > 0.0:
+            self.newton_steps += 1
+            self.F = self.gradient()
+        if self.shrinking:
+            self.Gbar = self.gbar()
+        gap = self.kkt_gap()
+        if not gap <= self.tol and self.refreshes >= 6:
+            return gap, ("numerical_issue", f"the KKT gap {gap:.3g} on the recomputed gradient stays above tol "
+                                            f"{self.tol:g} at working precision; use a larger tol")
+        return gap, None
+
+    def unbounded_status(self):
+        return "not_convex" if self.seen_nonconvex else "numerical_issue"
+
+    def between_rounds(self, gap, watch):
+        """After a round that spent its iterations: a Newton step on the free variables, then the stall tests
+        (``watch``: ``last_obj``, ``best_gap``, ``no_progress``, ``stale``).  Returns ``final`` or ``None``."""
+        obj = self.objective()
+        dec = self.newton_step() if self.newton else 0.0
         if dec == np.inf:
-            final = ("not_convex" if seen_nonconvex else "numerical_issue",
-                     "the dual is unbounded below: D decreases linearly along a direction of the free variables "
-                     "on which Q vanishes and no bound applies; no minimiser exists")
-            break
+            return (self.unbounded_status(),
+                    "the dual is unbounded below: D decreases linearly along a direction of the free variables "
+                    "on which Q vanishes and no bound applies; no minimiser exists")
         if dec > 0.0:
-            newton_steps += 1
-            stale = True
+            self.newton_steps += 1
+            watch["stale"] = True
             obj -= dec
-            no_progress = 0
-        elif gap < 0.9 * best_gap:
-            no_progress = 0
+            watch["no_progress"] = 0
+        elif gap < 0.9 * watch["best_gap"]:
+            watch["no_progress"] = 0
         else:
-            no_progress += 1
-        best_gap = min(best_gap, float(gap))
-        if no_progress >= STALL_ROUNDS:
-            n_free_now = int(np.count_nonzero((alpha > lower) & (alpha < upper)))
-            final = ("numerical_issue",
-                     f"stalled: the KKT gap stays above {best_gap:.3g} (tol {tol:g}) over {STALL_ROUNDS * chunk} "
-                     "iterations; pairwise steps converge too slowly here (an ill-conditioned K + shift, or a large "
-                     f"box along a flat direction) and the Newton step on the free variables needs at most "
-                     f"{NEWTON_MAX_FREE} of them ({NEWTON_MAX_FREE_SINGULAR} if singular), here {n_free_now}")
-            if stale:
-                F = _gradient(qm, pat, ident, y, p, shift, alpha)
-            break
-        if not obj < last_obj:
-            final = ("numerical_issue", f"no decrease of the objective over {chunk} iterations (KKT gap {gap:.3g} > "
-                                        f"tol {tol:g}): stalled at working precision")
-            if stale:
-                F = _gradient(qm, pat, ident, y, p, shift, alpha)
-            break
-        last_obj = obj
-    if stale:
-        F = _gradient(qm, pat, ident, y, p, shift, alpha)
-        gap = float(_k.kkt_gap(y, lower, upper, alpha, F))
-    b, n_free = _k.bias(y, lower, upper, alpha, F)
-    objective = _objective(alpha, y, p, F)
-    gap = float(gap)
+            watch["no_progress"] += 1
+        watch["best_gap"] = best_gap = min(watch["best_gap"], float(gap))
+        if watch["no_progress"] >= STALL_ROUNDS:
+            n_free_now = int(np.count_nonzero((self.alpha > self.lower) & (self.alpha < self.upper)))
+            return ("numerical_issue",
+                    f"stalled: the KKT gap stays above {best_gap:.3g} (tol {self.tol:g}) over {STALL_ROUNDS * self.chunk} "
+                    "iterations; pairwise steps converge too slowly here (an ill-conditioned K + shift, or a large "
+                    f"box along a flat direction) and the Newton step on the free variables needs at most "
+                    f"{NEWTON_MAX_FREE} of them ({NEWTON_MAX_FREE_SINGULAR} if singular), here {n_free_now}")
+        if not obj < watch["last_obj"]:
+            return ("numerical_issue", f"no decrease of the objective over {self.chunk} iterations (KKT gap {gap:.3g} > "
+                                       f"tol {self.tol:g}): stalled at working precision")
+        watch["last_obj"] = obj
+        return None
+
+    def iterate(self, Q, out, cbuf, name):
+        """Rounds of the compiled loop until it stops.  Returns ``(code, gap, final)``: the last code of the
+        compiled loop, the KKT gap, and ``(status, message)`` when the engine stopped it, else ``None``."""
+        watch = {"stale": False, "last_obj": self.objective(), "best_gap": np.inf, "no_progress": 0}
+        final = None
+        while final is None:
+            if watch["stale"]:  # alpha moved by a Newton step: F (and Gbar) from alpha
+                self.F = self.gradient()
+                if self.shrinking:
+                    self.Gbar = self.gbar()
+                watch["stale"] = False
+            code, gap = self.compiled_round(Q, out, cbuf, name)
+            if code == _k.UNBOUNDED:
+                final = (self.unbounded_status(),
+                         f"the dual is unbounded below along the pair ({int(out[_k.OUT_I])}, {int(out[_k.OUT_J])}) "
+                         f"(a_ij = {out[_k.OUT_AIJ]:.3g} <= 0 and no bound): no minimiser exists")
+            elif code == _k.OPTIMAL:
+                if self.tol >= REFRESH_TOL:
+                    break
+                gap, final = self.confirm()
+                if gap <= self.tol:
+                    break
+            elif self.n_iter >= self.max_iter:
+                break
+            else:
+                final = self.between_rounds(gap, watch)
+        if watch["stale"]:
+            self.F = self.gradient()
+            gap = self.kkt_gap()
+        return code, gap, final
+
+
+def _status(run, code, gap, final, b, objective):
+    """``(status, message, converged)`` of a finished run (the labels of :class:`SolverResult`)."""
+    tol = run.tol
     converged = code == _k.OPTIMAL and final is None and gap <= tol
     if final is not None:
         status, message = final
     elif converged:
-        status, message = "optimal", f"KKT gap {gap:.3g} <= tol {tol:g} after {n_iter} iterations"
+        status, message = "optimal", f"KKT gap {gap:.3g} <= tol {tol:g} after {run.n_iter} iterations"
     else:
         status = "max_iter_reached"
-        message = f"stopped at max_iter = {max_iter} with KKT gap {gap:.3g} > tol {tol:g}"
-    if seen_nonconvex and status in ("optimal", "max_iter_reached"):
+        message = f"stopped at max_iter = {run.max_iter} with KKT gap {gap:.3g} > tol {tol:g}"
+    if run.seen_nonconvex and status in ("optimal", "max_iter_reached"):
         status = "not_convex"
         converged = False
         message = ("the kernel matrix is not positive semidefinite (a_ij < 0 met, TAU clamp used): "
                    f"a stationary point of a non-convex problem at best; {message}")
-    if not (np.all(np.isfinite(alpha)) and np.isfinite(b) and np.isfinite(objective)):
+    if not (np.all(np.isfinite(run.alpha)) and np.isfinite(b) and np.isfinite(objective)):
         status, converged = "numerical_issue", False
         message = f"non-finite alpha, b or objective: the result is unusable ({message})"
+    return status, message, converged
+
+
+def _engine(qm, pat, y, p, lower, upper, shift, *, tol, second, wss, max_iter, alpha0, shrinking, on_nonconvex,
+            psd_scan, newton, name, stacklevel, coef_fn, t0):
+    """The SMO engine: PSD checks, the start point, the rounds of :meth:`_Run.iterate`, the bias, the labels and
+    the warnings (issued here, ``stacklevel`` frames above)."""
+    run = _Run(qm, pat, y, p, lower, upper, shift, tol=tol, second=second, max_iter=max_iter, shrinking=shrinking,
+               clamp=on_nonconvex == "clamp", newton=newton)
+    nonconvex_msg = _psd_precheck(qm, run.Kd, shift, psd_scan)
+    if nonconvex_msg:
+        if not run.clamp:
+            raise NotConvexError(f"{name}: the kernel matrix is not positive semidefinite ({nonconvex_msg}), so the "
+                                 "dual is not convex; pass on_nonconvex='clamp' to go on as LIBSVM does")
+        warnings.warn(f"{name}: the kernel matrix is not positive semidefinite ({nonconvex_msg}); going on with the "
+                      "TAU clamp (status='not_convex')", NotConvexWarning, stacklevel=stacklevel)
+    run.start(alpha0)
+    run.seen_nonconvex = bool(nonconvex_msg)
+    code, gap, final = run.iterate(qm.numba_q(), np.zeros(6), _compact_cache(qm, y.shape[0]), name)
+    b, n_free = bias(y, lower, upper, run.alpha, run.F)
+    objective = run.objective()
+    gap = float(gap)
+    status, message, converged = _status(run, code, gap, final, b, objective)
     elapsed = time.perf_counter() - t0
     if status == "max_iter_reached":
-        warn_not_converged(name, int(n_iter), gap, tol, stacklevel=stacklevel + 1)
+        warn_not_converged(name, int(run.n_iter), gap, tol, stacklevel=stacklevel + 1)
     elif status != "optimal" and not (status == "not_convex" and nonconvex_msg and final is None):  # warned above
         warnings.warn(f"{name}: {message} (status={status!r})",
                       NotConvexWarning if status == "not_convex" else ConvergenceWarning, stacklevel=stacklevel)
-    info = {"diag_shift": shift, "max_iter": max_iter, "F_refreshes": refreshes, "F_drift": drift,
-            "newton_steps": newton_steps, "shrinking": shrinking, "min_active": min_active,
-            "compact_columns_gathered": gathered, **qm.cache_info()}
+    info = {"diag_shift": shift, "max_iter": max_iter, "F_refreshes": run.refreshes, "F_drift": run.drift,
+            "newton_steps": run.newton_steps, "shrinking": shrinking, "min_active": run.min_active,
+            "compact_columns_gathered": run.gathered, **qm.cache_info()}
+    alpha = run.alpha
     return SMOResult(
-        alpha=alpha, b=float(b), objective=objective, n_iter=int(n_iter), converged=converged, status=status,
+        alpha=alpha, b=float(b), objective=objective, n_iter=int(run.n_iter), converged=converged, status=status,
         message=message, time=elapsed, kkt_gap=gap, info=info, coef=coef_fn(alpha), objective_sense="min",
         n_sv=int(np.count_nonzero(alpha)), n_free=int(n_free), wss=wss, tol=tol,
     )

@@ -615,7 +615,7 @@ def test_engine_bad_bounds(lower, upper, kw, msg):
 
 def test_fast_gram_scan_agrees_with_check_gram():
     """The compiled scan flags exactly what check_gram flags (the error then comes from check_gram)."""
-    from svmref.solvers import _smo_kernel as k
+    from svmref.solvers import _qmatrix as k
 
     K, _, _ = _good()
     assert k.gram_scan(K, 1e-8) == (-1, False)
