@@ -5,7 +5,7 @@
     python benchmarks/isls.py --baseline 48b7e0b   # also time solvers/isls.py as of that commit, same runs
     python benchmarks/isls.py --C 10 --only blobs --repeat 3   # a larger C: ill-conditioned weighted problems
 
-Issue 13's target: one ``isls_svm`` fit (LS-SVM start + every iteration) <= 3 x one ``linear.ls_svm`` on the
+The target: one ``isls_svm`` fit (LS-SVM start + every iteration) <= 3 x one ``linear.ls_svm`` on the
 same K, at N = 2000 on Gaussian blobs in d = 10 with an RBF kernel.  Each timing is the median of ``--repeat``
 runs, the ISLS runs and the LS-SVM anchor interleaved so that a load change on the shared machine hits both;
 BLAS threads are pinned (``--threads``, default 1) with threadpoolctl.  The anchor is ``linear.ls_svm(K, y, C)``
@@ -13,7 +13,8 @@ with K given, exactly the call ISLS makes for its start (same checks, same float
 includes forming K.  The printout also gives the iteration count, the active-set sizes, which path solved each
 iteration (``info["path"]``) and, for the mixed-precision CG, the (outer float64, inner float32) step counts, so
 a ratio can be read against the work done.  Process CPU time is printed too: on a shared machine it moves far
-less than wall-clock time.  ``--baseline REV`` loads ``solvers/isls.py`` from git revision REV (``git show``) and
+less than wall-clock time.  ``--baseline REV`` loads ``solvers/isls.py`` from git revision REV (``git show``), with
+the modules it is split into at that revision (``solvers/_isls_paths.py``, ``solvers/_dd.py``, where they exist), and
 times it in the same interleaved runs, so a before/after comparison shares one anchor and one load.
 """
 from __future__ import annotations
@@ -24,6 +25,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import types
 import warnings
@@ -67,21 +69,48 @@ def interleaved(fns, repeat):
     return [med(t) for t in wall], [med(t) for t in cpu]
 
 
-def load_baseline(rev):
-    """``solvers/isls.py`` as of git revision ``rev``, imported as a module (its relative imports made absolute)."""
-    root = Path(__file__).resolve().parents[1]
+#: The modules of the ISLS solver, in import order: a baseline revision's copies are loaded together.
+ISLS_MODULES = ("_dd", "_isls_paths", "isls")
+
+
+def _git_show(root, rev, path):
+    """The text of ``path`` at revision ``rev``, or None where the file does not exist there."""
     try:
-        src = subprocess.run(["git", "show", f"{rev}:solvers/isls.py"], cwd=root, capture_output=True, text=True,
-                             check=True).stdout
-    except (OSError, subprocess.CalledProcessError) as exc:
-        raise SystemExit(f"--baseline {rev}: cannot read solvers/isls.py at that revision ({exc})") from None
-    src = re.sub(r"^from \.(\w+) import", r"from svmref.solvers.\1 import", src, flags=re.M)
-    name = f"_isls_baseline_{re.sub(r'[^0-9A-Za-z]', '_', rev)}"
-    module = types.ModuleType(name)
-    module.__file__ = f"{rev}:solvers/isls.py"
-    sys.modules[name] = module                  # dataclasses look their module up
-    exec(compile(src, module.__file__, "exec"), module.__dict__)
-    return module
+        return subprocess.run(["git", "show", f"{rev}:{path}"], cwd=root, capture_output=True, text=True,
+                              check=True).stdout
+    except subprocess.CalledProcessError:
+        return None
+    except OSError as exc:
+        raise SystemExit(f"--baseline {rev}: cannot run git ({exc})") from None
+
+
+def load_baseline(rev):
+    """``solvers/isls.py`` as of git revision ``rev``, imported as a module.  Its relative imports of the modules of
+    :data:`ISLS_MODULES` that exist at ``rev`` point at their copies from ``rev``; the others are made absolute (the
+    current tree's)."""
+    root = Path(__file__).resolve().parents[1]
+    tag = re.sub(r"[^0-9A-Za-z]", "_", rev)
+    where = Path(tempfile.mkdtemp(prefix=f"isls_baseline_{tag}_"))   # real files: numba's cache=True needs them
+    loaded = {}
+    for mod in ISLS_MODULES:
+        src = _git_show(root, rev, f"solvers/{mod}.py")
+        if src is None:
+            if mod == "isls":
+                raise SystemExit(f"--baseline {rev}: cannot read solvers/isls.py at that revision")
+            continue
+
+        def target(m):
+            return f"from {loaded[m.group(1)].__name__} import" if m.group(1) in loaded else \
+                f"from svmref.solvers.{m.group(1)} import"
+
+        src = re.sub(r"^from \.(\w+) import", target, src, flags=re.M)
+        module = types.ModuleType(f"_isls_baseline_{tag}_{mod.strip('_')}")
+        module.__file__ = str(where / f"{mod}.py")
+        Path(module.__file__).write_text(src)
+        sys.modules[module.__name__] = module       # dataclasses look their module up
+        exec(compile(src, module.__file__, "exec"), module.__dict__)
+        loaded[mod] = module
+    return loaded["isls"]
 
 
 def main(argv=None):
