@@ -48,6 +48,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from svmref._validation import NotConvexError, check_gram, check_positive, check_targets, check_X
 from svmref.kernels import linear_kernel, rbf_kernel
+from svmref.solvers._hyperparameters import POSITIVE, HyperparameterError, HyperparameterMixin, Rule, options
+from svmref.solvers._result import kernel_expansion
 
 __all__ = [
     "BoundaryWarning",
@@ -644,8 +646,8 @@ def moderated_log_odds(res: Level1Result, y, K_t, K_xt, k_xx, prior_pos: float =
     K_xt = np.atleast_2d(np.asarray(K_xt, dtype=float))
     if not (0.0 < prior_pos < 1.0):
         raise ValueError(f"prior_pos must lie in (0, 1); got {prior_pos!r}")
-    f = K_xt @ res.alpha + res.b
-    f_train = K_t @ res.alpha + res.b
+    f = kernel_expansion(K_xt, res.alpha, res.b)
+    f_train = kernel_expansion(K_t, res.alpha, res.b)
     out = np.full(K_xt.shape[0], np.log(prior_pos) - np.log1p(-prior_pos))
     for sign in (1.0, -1.0):
         idx = np.flatnonzero(y == sign)
@@ -658,44 +660,111 @@ def moderated_log_odds(res: Level1Result, y, K_t, K_xt, k_xx, prior_pos: float =
 
 
 # ---- the estimator -------------------------------------------------------------------------------------
-_KERNELS = ("rbf", "linear")
+def _is_range(rng) -> bool:
+    try:
+        _check_range(rng, "range")
+    except ValueError:
+        return False
+    return True
 
 
-class BayesianLSSVC(ClassifierMixin, BaseEstimator):
+def _is_width(v) -> bool:
+    """A finite float > 0 whose inverse is finite too (the kernel divides by ``sigma^2``)."""
+    if not POSITIVE.ok(v):
+        return False
+    with np.errstate(over="ignore", divide="ignore"):
+        return bool(np.isfinite(1.0 / np.float64(v)))
+
+
+_RANGE = "a pair (low, high) of numbers with 0 < low < high"
+
+
+class BayesianLSSVC(HyperparameterMixin, ClassifierMixin, BaseEstimator):
     """Bayesian LS-SVM classifier (002 "Bayesian interpretation"; Van Gestel et al. 2002): ``gamma`` by level 2,
     ``sigma`` by level 3 (when ``sigma=None``), class probabilities by the moderated output.
 
+    The LS-SVM of 002 (the regression form on targets +-1, ``J_2 = mu/2 w'w + zeta/2 sum_i e_i^2``) with its
+    hyperparameters inferred from the data: level 2 (:func:`level2`) chooses ``mu``, ``zeta`` (hence
+    ``gamma = zeta/mu``) by the evidence, level 3 (:func:`level3`) the RBF width ``sigma``; ``predict_proba`` is
+    the moderated output (:func:`moderated_log_odds`). Derivations: ``docs/bayes.md``.
+
     Parameters
     ----------
-    kernel : {"rbf", "linear"}
-        ``rbf``: ``exp(-||x - z||^2 / sigma^2)`` (002); ``linear``: ``x'z``.
-    sigma : float > 0 or None
+    kernel : {'rbf', 'linear'}, default='rbf'
+        ``rbf``: ``exp(-||x - z||^2 / sigma^2)`` (002; the ``rbf`` of the other estimators); ``linear``: ``x'z``.
+    sigma : float > 0 or None, default=None
         RBF width; ``None`` chooses it at level 3 (:func:`level3`). Must be ``None`` for ``kernel="linear"``.
-    sigma_range : (low, high) or None
-        Level-3 search range of ``sigma`` (default ``(0.01, 100)`` x the median pairwise distance).
-    gamma_range : (low, high)
+        The default differs from the other estimators' ``sigma='scale'`` (a fixed width from the spread of X)
+        on purpose: choosing the kernel width by the evidence is the third level of inference of 002, what
+        this estimator is for; a number fixes the width and runs level 2 only.
+    sigma_range : (low, high) or None, default=None
+        Level-3 search range of ``sigma`` (``None``: ``(0.01, 100)`` x the median pairwise distance of X).
+    gamma_range : (low, high), default=(1e-6, 1e6)
         Level-2 search range of ``gamma = zeta/mu``.
-    class_prior : array-like of shape (n_classes,) or None
-        Prior class probabilities used by the moderated output; ``None``: the training proportions.
+    class_prior : array-like of shape (n_classes,) or None, default=None
+        Prior class probabilities used by the moderated output; ``None``: the training proportions. Checked
+        in ``fit`` against the classes found there (a ``ValueError`` naming it).
 
-    Fitted attributes (symbol -> attribute): ``gamma_`` (gamma = zeta/mu), ``mu_``, ``zeta_``, ``sigma_``
-    (None for the linear kernel), ``gamma_eff_`` (effective number of parameters, b included),
-    ``log_evidence_`` (level-2 log evidence at the chosen hyperparameters), ``level3_log_evidence_``,
-    ``alpha_`` (alpha, 002's support values; ``f(x) = sum_i alpha_i k(x_i, x) + b``), ``intercept_`` (b),
-    ``at_boundary_`` (an evidence maximum hit an end of its range), ``result_`` (the level-2 or level-3
-    result). With two classes these are scalars (``alpha_`` an (N,) array) for the model of ``classes_[1]``
-    against ``classes_[0]``; with more, one-vs-rest: arrays with one entry (row) per class, all sharing one
-    ``sigma_`` chosen by the summed level-3 evidence.
+    Attributes
+    ----------
+    gamma_, mu_, zeta_ : float or ndarray of shape (n_classes,)
+        ``gamma = zeta/mu``, ``mu`` and ``zeta`` of 002 at the level-2 maximum.
+    sigma_ : float or None
+        The RBF width used (None for the linear kernel).
+    gamma_eff_ : float or ndarray of shape (n_classes,)
+        The effective number of parameters, ``b`` included (:class:`Level2Result`).
+    log_evidence_, level3_log_evidence_ : float or ndarray of shape (n_classes,)
+        The level-2 log evidence at the chosen hyperparameters and the level-3 log evidence.
+    alpha_ : ndarray of shape (n_samples,) or (n_classes, n_samples)
+        alpha, 002's support values: ``f(x) = sum_i alpha_i k(x_i, x) + b``.
+    intercept_ : float or ndarray of shape (n_classes,)
+        b.
+    at_boundary_ : bool
+        An evidence maximum hit an end of ``gamma_range`` or ``sigma_range`` (a :class:`BoundaryWarning` was
+        issued).
+    result_ : Level2Result, Level3Result or tuple of Level2Result
+        The level-3 result (``sigma=None``), else the level-2 result(s).
+    X_fit_ : ndarray of shape (n_samples, n_features)
+        The training inputs (the kernel expansion and the moderated output need them).
+    classes_ : ndarray of shape (n_classes,)
+        The class labels. With two classes the attributes above are scalars (``alpha_`` an (N,) array) for
+        the model of ``classes_[1]`` against ``classes_[0]``; with more, one-vs-rest: one entry (row) per
+        class, all sharing one ``sigma_`` chosen by the summed level-3 evidence.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
 
-    ``X_fit_`` keeps the training inputs (the kernel expansion and the moderated output need them). An evidence
-    maximum on the boundary of ``gamma_range`` or ``sigma_range`` issues a :class:`BoundaryWarning` and sets
-    ``at_boundary_``. Bad parameters raise ``ValueError`` / ``TypeError`` naming them, in ``fit``.
+    Notes
+    -----
+    Hyperparameters are checked at the start of ``fit`` by the same rules as the other estimators
+    (:mod:`svmref.solvers._hyperparameters`): a bad one raises :class:`~svmref.solvers._hyperparameters.HyperparameterError`
+    (a ``ValueError`` and a ``TypeError``) naming it.
 
     ``predict`` is the Bayes decision, the most probable class under ``predict_proba`` (for two classes with
     equal priors and equal class variances it thresholds ``f(x)`` at the midpoint of the two class centres);
     :meth:`latent_function` gives the LS-SVM output ``f(x)`` itself (LS-SVMlab's ``latentlssvm``). There is no
     ``decision_function``: the moderated log-odds are not monotone in ``f(x)`` when the class variances differ.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from svmref.solvers.bayes import BayesianLSSVC
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.vstack([rng.normal(0, 1, (20, 2)), rng.normal(2, 1, (20, 2))])
+    >>> y = np.repeat([0, 1], 20)
+    >>> clf = BayesianLSSVC().fit(X, y)                  # sigma by level 3, gamma by level 2
+    >>> bool(clf.score(X, y) > 0.9), clf.at_boundary_
+    (True, False)
+    >>> P = clf.predict_proba(X)
+    >>> bool(np.allclose(P.sum(axis=1), 1.0)), bool(np.all(clf.predict(X) == clf.classes_[P.argmax(axis=1)]))
+    (True, True)
     """
+
+    _hyperparameter_rules = {
+        "kernel": options("rbf", "linear"),
+        "sigma": Rule("None or a finite float > 0 with a finite 1/sigma", lambda v: v is None or _is_width(v)),
+        "sigma_range": Rule("None or " + _RANGE, lambda v: v is None or _is_range(v)),
+        "gamma_range": Rule(_RANGE, _is_range),
+    }
 
     def __init__(self, kernel="rbf", sigma=None, *, sigma_range=None, gamma_range=GAMMA_RANGE, class_prior=None):
         self.kernel = kernel
@@ -710,19 +779,12 @@ class BayesianLSSVC(ClassifierMixin, BaseEstimator):
         tags.classifier_tags.poor_score = False
         return tags
 
-    # -- parameter checks (named, in fit) --
-    def _check_params(self):
-        if not isinstance(self.kernel, str) or self.kernel not in _KERNELS:
-            raise ValueError(f"kernel must be one of {list(_KERNELS)}; got {self.kernel!r}")
-        if self.sigma is not None:
-            check_positive(self.sigma, "sigma")
-            if self.kernel != "rbf":
-                raise ValueError(f"sigma applies to kernel='rbf' only; got sigma={self.sigma!r} with kernel={self.kernel!r}")
-        if self.sigma_range is not None:
-            _check_range(self.sigma_range, "sigma_range")
-            if self.kernel != "rbf":
-                raise ValueError(f"sigma_range applies to kernel='rbf' only; got kernel={self.kernel!r}")
-        return _check_range(self.gamma_range, "gamma_range")
+    def _check_hyperparameter_combinations(self):
+        """``sigma`` and ``sigma_range`` belong to the RBF kernel."""
+        if self.sigma is not None and self.kernel != "rbf":
+            raise HyperparameterError(f"sigma applies to kernel='rbf' only; got sigma={self.sigma!r} with kernel={self.kernel!r}")
+        if self.sigma_range is not None and self.kernel != "rbf":
+            raise HyperparameterError(f"sigma_range applies to kernel='rbf' only; got kernel={self.kernel!r}")
 
     def _kernel(self, A, B=None, sigma=None):
         if self.kernel == "linear":
@@ -735,8 +797,14 @@ class BayesianLSSVC(ClassifierMixin, BaseEstimator):
         return np.ones(A.shape[0])
 
     def fit(self, X, y):
-        """Levels 1-3 on ``(X, y)``; any two or more class labels (one-vs-rest beyond two)."""
-        grng = self._check_params()
+        """Levels 1-3 on ``(X, y)``; any two or more class labels (one-vs-rest beyond two).
+
+        Returns
+        -------
+        self
+        """
+        self._check_hyperparameters()
+        grng = _check_range(self.gamma_range, "gamma_range")
         X, y = validate_data(self, X, y)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
@@ -752,20 +820,7 @@ class BayesianLSSVC(ClassifierMixin, BaseEstimator):
         self._prior_pos = np.array([prior[1]] if n_classes == 2 else prior)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", BoundaryWarning)
-            if self.kernel == "rbf" and self.sigma is None:
-                res = level3(X, Ys, sigma_range=self.sigma_range, gamma_range=grng)
-                sigma = res.sigma
-                l2 = res.level2
-                self.result_ = res
-            else:
-                sigma = None if self.kernel == "linear" else float(self.sigma)
-                K = self._kernel(X, sigma=sigma)
-                eig = centred_eigen(K)
-                l2 = tuple(_level2(eig, Ys[:, j], K, grng) for j in range(Ys.shape[1]))
-                for r in l2:
-                    if r.at_boundary:
-                        warnings.warn(r.message, BoundaryWarning, stacklevel=2)
-                self.result_ = l2[0] if len(l2) == 1 else l2
+            sigma, l2 = self._infer(X, Ys, grng)
         for w in caught:  # re-issue from here, each message once
             warnings.warn(w.message, w.category, stacklevel=2)
         self._level2 = l2
@@ -773,6 +828,27 @@ class BayesianLSSVC(ClassifierMixin, BaseEstimator):
         self._Ys = Ys
         self.sigma_ = sigma
         self._K = self._kernel(X, sigma=sigma)
+        self._store(l2)
+        return self
+
+    def _infer(self, X, Ys, grng):
+        """Level 3 (``sigma=None``, RBF) or level 2 at the fixed kernel: ``(sigma, level-2 results)``; sets ``result_``."""
+        if self.kernel == "rbf" and self.sigma is None:
+            res = level3(X, Ys, sigma_range=self.sigma_range, gamma_range=grng)
+            self.result_ = res
+            return res.sigma, res.level2
+        sigma = None if self.kernel == "linear" else float(self.sigma)
+        K = self._kernel(X, sigma=sigma)
+        eig = centred_eigen(K)
+        l2 = tuple(_level2(eig, Ys[:, j], K, grng) for j in range(Ys.shape[1]))
+        for r in l2:
+            if r.at_boundary:
+                warnings.warn(r.message, BoundaryWarning, stacklevel=3)
+        self.result_ = l2[0] if len(l2) == 1 else l2
+        return sigma, l2
+
+    def _store(self, l2):
+        """The fitted attributes from the level-2 results (scalars for one model, arrays one-vs-rest)."""
         one = len(l2) == 1
 
         def pick(values):
@@ -788,7 +864,6 @@ class BayesianLSSVC(ClassifierMixin, BaseEstimator):
         self.intercept_ = pick([r.level1.b for r in l2])
         self.at_boundary_ = bool(any(r.at_boundary for r in l2) or
                                  (isinstance(self.result_, Level3Result) and self.result_.at_boundary))
-        return self
 
     def _priors(self, y):
         n_classes = self.classes_.shape[0]
@@ -812,7 +887,7 @@ class BayesianLSSVC(ClassifierMixin, BaseEstimator):
         """The LS-SVM output ``f(x) = sum_i alpha_i k(x_i, x) + b`` at the level-2 ``gamma`` (the posterior mean of
         the latent variable; (n,) for two classes, (n, n_classes) one-vs-rest)."""
         K_xt, _ = self._test_kernels(X)
-        F = np.column_stack([K_xt @ r.level1.alpha + r.level1.b for r in self._level2])
+        F = np.column_stack([kernel_expansion(K_xt, r.level1.alpha, r.level1.b) for r in self._level2])
         return F[:, 0] if F.shape[1] == 1 else F
 
     def _log_odds(self, X):

@@ -1,5 +1,5 @@
-"""Tests of the Bayesian LS-SVM (issue 15): the three levels of inference of 002, the moderated output and
-:class:`BayesianLSSVC`.
+"""Tests of the Bayesian LS-SVM (``solvers/bayes.py``, ``docs/bayes.md``): the three levels of inference of 002,
+the moderated output and :class:`BayesianLSSVC`.
 
 Each level is checked against a second, independent computation:
 
@@ -13,6 +13,7 @@ Each level is checked against a second, independent computation:
 """
 from __future__ import annotations
 
+import doctest
 import warnings
 
 import numpy as np
@@ -22,12 +23,13 @@ from threadpoolctl import threadpool_limits
 
 from svmref.kernels import linear_kernel, rbf_kernel
 from svmref.solvers import NotConvexError, bayes
+from svmref.solvers._hyperparameters import HyperparameterError
 
 # ---- tolerances, in one table ------------------------------------------------------------------------
 TOL = {
     "identity": 1e-10,      # relative: two closed forms of the same quantity in floating point
     "quad": 1e-10,          # relative: log evidence by quad (epsrel 1e-13) vs the closed form
-    "log_gamma": 1e-6,      # absolute, in log gamma and log mu: level 2 vs the brute-force maximiser (issue 15)
+    "log_gamma": 1e-6,      # absolute, in log gamma and log mu: level 2 vs the brute-force maximiser
     "stationarity": 1e-9,   # relative: Van Gestel's level-2 conditions at the maximum (root found to 1e-14)
     "grid": 1e-9,           # absolute: the searched maximum is not below any grid value (log evidence)
 }
@@ -352,8 +354,16 @@ def test_check_estimator(params):
 ])
 def test_estimator_bad_parameters_are_named(params, match):
     X, y = toy(20, 0)
-    with pytest.raises((ValueError, TypeError), match=match):
+    with pytest.raises((ValueError, TypeError), match=match) as info:
         bayes.BayesianLSSVC(**params).fit(X, y)
+    # the hyperparameters go through the rules every estimator uses (HyperparameterError, a ValueError and a
+    # TypeError); class_prior is checked in fit against the classes found there (a plain ValueError)
+    assert isinstance(info.value, HyperparameterError) == ("class_prior" not in params)
+
+
+def test_estimator_docstring_example_runs():
+    result = doctest.testmod(bayes, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, report=True)
+    assert result.attempted >= 8 and result.failed == 0
 
 
 def test_estimator_one_class_and_too_few_samples():
