@@ -1,9 +1,11 @@
-"""scikit-learn estimators on the project's own solvers (DESIGN example 6).
+"""scikit-learn estimators on the project's own solvers.
 
 Every estimator passes :func:`sklearn.utils.estimator_checks.check_estimator` (``tests/test_estimators.py``).
-``__init__`` stores the arguments only; the ``_parameter_constraints`` table is checked at the start of
-``fit`` (a bad value raises :class:`InvalidParameterError`, a ``ValueError`` naming the parameter and what
-was expected); calling ``predict`` before ``fit`` raises :class:`~sklearn.exceptions.NotFittedError`.
+``__init__`` stores the arguments only; each estimator's ``_hyperparameter_rules`` table
+(:mod:`svmref.solvers._hyperparameters`) is checked at the start of ``fit``: a bad value raises
+:class:`HyperparameterError` (a ``ValueError`` and a ``TypeError``, naming the parameter and what was
+expected; ``InvalidParameterError``, its earlier name, is the same class). Calling ``predict`` before
+``fit`` raises :class:`~sklearn.exceptions.NotFittedError`.
 
 Fitted attributes end in ``_`` and are named after the papers' symbols. For a binary problem (and for
 every regressor):
@@ -51,7 +53,6 @@ defined in :mod:`svmref.solvers.bayes` and re-exported here; its attributes are 
 from __future__ import annotations
 
 from itertools import combinations
-from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
@@ -59,10 +60,25 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from svmref.kernels import kernel_matrix
+from svmref.solvers._hyperparameters import (
+    BOOL,
+    FINITE,
+    INT_GE1,
+    INT_GE1_OR_NONE,
+    NONNEGATIVE,
+    POSITIVE,
+    HyperparameterError,
+    HyperparameterMixin,
+    InvalidParameterError,  # noqa: F401  (the earlier name of HyperparameterError, still importable from here)
+    Rule,
+    is_real,
+    options,
+)
+from svmref.solvers._result import kernel_expansion, sign_labels
 from svmref.solvers.bayes import BayesianLSSVC  # Bayesian LS-SVM (002), re-exported: defined in solvers/bayes.py
 
 __all__ = [
-    "InvalidParameterError",
+    "HyperparameterError",
     "L1SVC",
     "L2SVC",
     "LSSVC",
@@ -76,119 +92,65 @@ __all__ = [
     "BayesianLSSVC",
 ]
 
-
-class InvalidParameterError(ValueError, TypeError):
-    """A hyperparameter outside its documented range; raised by ``fit``.
-
-    A ``ValueError`` and a ``TypeError`` (as scikit-learn's own), so ``except ValueError`` catches it.
-    """
-
-
 # ------------------------------------------------------------------------------------------------
-# parameter constraints: name -> (what is expected, in words; a predicate)
+# hyperparameter rules: name -> Rule(what is expected, in words; a predicate)
 # ------------------------------------------------------------------------------------------------
-def _is_real(v) -> bool:
-    return isinstance(v, Real) and not isinstance(v, (bool, np.bool_)) and bool(np.isfinite(v))
-
-
-def _is_int(v) -> bool:
-    return isinstance(v, Integral) and not isinstance(v, (bool, np.bool_))
-
-
-def _options(*opts):
-    return "one of " + ", ".join(map(repr, opts)), lambda v: isinstance(v, str) and v in opts
-
-
-_POSITIVE = ("a finite float > 0", lambda v: _is_real(v) and v > 0)
-_NONNEGATIVE = ("a finite float >= 0", lambda v: _is_real(v) and v >= 0)
-_FINITE = ("a finite float", _is_real)
-_INT_GE1 = ("an int >= 1", lambda v: _is_int(v) and v >= 1)
-_INT_GE1_OR_NONE = ("an int >= 1 or None", lambda v: v is None or (_is_int(v) and v >= 1))
-_BOOL = ("True or False", lambda v: isinstance(v, (bool, np.bool_)))
 _KERNELS = ("linear", "poly", "rbf", "gaussian", "mlp", "precomputed")
 
-_KERNEL_CONSTRAINTS = {
-    "kernel": _options(*_KERNELS),
-    "sigma": ("a finite float > 0 or 'scale'", lambda v: v == "scale" if isinstance(v, str) else _POSITIVE[1](v)),
-    "degree": _INT_GE1,
-    "c": _POSITIVE,
-    "k": _FINITE,
-    "theta": _FINITE,
+_KERNEL_RULES = {
+    "kernel": options(*_KERNELS),
+    "sigma": Rule("a finite float > 0 or 'scale'", lambda v: v == "scale" if isinstance(v, str) else POSITIVE.ok(v)),
+    "degree": INT_GE1,
+    "c": POSITIVE,
+    "k": FINITE,
+    "theta": FINITE,
 }
-_SHAPE_CONSTRAINT = {"decision_function_shape": _options("ovr", "ovo")}
+_SHAPE_RULE = {"decision_function_shape": options("ovr", "ovo")}
 # the SMO engine's own options (svmref.solvers.smo), shared by the SMO estimators
-_SMO_CONSTRAINTS = {
-    "tol": _POSITIVE,
-    "wss": _options("first", "second"),
-    "max_iter": _INT_GE1_OR_NONE,
-    "shrinking": _BOOL,
-    "cache_size": _POSITIVE,
-    "on_nonconvex": _options("raise", "clamp"),
+_SMO_RULES = {
+    "tol": POSITIVE,
+    "wss": options("first", "second"),
+    "max_iter": INT_GE1_OR_NONE,
+    "shrinking": BOOL,
+    "cache_size": POSITIVE,
+    "on_nonconvex": options("raise", "clamp"),
 }
 #: Kernels the SMO engine computes from raw X (:class:`svmref.solvers.smo.RawKernel`); the others go dense.
 _RAW_KERNELS = ("linear", "poly", "rbf", "gaussian")
-
-# The shared parameter text of the kernel estimators (substituted for {kernel_params} in the docstrings).
-_KERNEL_PARAMS = """kernel : {'rbf', 'gaussian', 'poly', 'linear', 'mlp', 'precomputed'}, default=%(kernel)r
-        ``rbf`` exp(-||x-z||^2/sigma^2) (000 §4, 002, 004 §4); ``gaussian`` exp(-||x-z||^2/(2 sigma^2))
-        (001 §3); ``poly`` (1 + x'z/c)^degree and ``mlp`` tanh(k x'z + theta) (002; not positive
-        semidefinite for every k, theta); ``linear`` x'z; ``precomputed``: ``X`` is the Gram matrix,
-        ``(n_samples, n_samples)`` in ``fit`` and ``(n_test, n_samples)`` (kernel between the test and
-        the training patterns) in ``predict``, as in :class:`sklearn.svm.SVC`.
-    sigma : float > 0 or 'scale', default='scale'
-        Kernel width of ``rbf`` and ``gaussian``. ``'scale'`` takes the width of scikit-learn's
-        ``gamma='scale'``: ``exp(-||x-z||^2 / (n_features Var(X)))`` (``Var(X)`` over all entries of
-        the training ``X``; 1 if it is 0), i.e. ``sigma^2 = n_features Var(X)`` for ``rbf`` and half
-        that for ``gaussian``. The value used is ``sigma_``.
-    degree : int >= 1, default=2
-        Degree ``d`` of ``poly``.
-    c : float > 0, default=1.0
-        Scale ``c`` of ``poly``.
-    k, theta : float, default=1.0, 0.0
-        Slope and offset of ``mlp``."""
-
-_SHAPE_PARAM = """decision_function_shape : {'ovr', 'ovo'}, default='ovr'
-        With more than two classes (one-vs-one, module docstring): ``'ovo'`` returns the pair values
-        ``(n_samples, n_pairs)``, ``'ovr'`` votes with confidences ``(n_samples, n_classes)``.
-        Ignored for two classes, where ``decision_function`` returns ``(n_samples,)``."""
-
-_CLASSIFIER_ATTRS = """classes_ : ndarray of shape (n_classes,)
-        The class labels; with two classes ``classes_[1]`` is +1.
-    n_features_in_ : int
-        Number of features seen in ``fit`` (``n_samples`` with ``kernel="precomputed"``).
-    pairs_, estimators_ : ndarray of shape (n_pairs, 2), list of estimators
-        More than two classes only: the class-index pairs ``(i, j)`` and the binary model of each
-        (``classes_[j]`` is +1). Then ``intercept_``, ``n_iter_`` and ``status_`` are arrays over the
-        pairs, ``support_`` is the union of the pairs' support vectors, and the other binary attributes
-        live on ``estimators_[k]``."""
-
-
-def _doc(**parts):
-    """Substitute the shared parameter texts into a class docstring (``{kernel_params}`` etc.)."""
-
-    def deco(cls):
-        cls.__doc__ = cls.__doc__.format(**parts)
-        return cls
-
-    return deco
 
 
 # ------------------------------------------------------------------------------------------------
 # bases
 # ------------------------------------------------------------------------------------------------
-class _Base(BaseEstimator):
-    _parameter_constraints: dict = {}
+class _Base(HyperparameterMixin, BaseEstimator):
+    """What every estimator here shares, and the hooks its subclasses override.
 
-    def _validate_params(self):
-        """Check every hyperparameter against ``_parameter_constraints``; raise naming the first bad one."""
-        for name, (expected, ok) in self._parameter_constraints.items():
-            value = getattr(self, name)
-            if not ok(value):
-                raise InvalidParameterError(
-                    f"The {name!r} parameter of {type(self).__name__} must be {expected}; got {value!r}.")
+    Hooks: :meth:`_check_fit_X` (checks of the training X), :meth:`_pair_params` (parameters fixed on all the
+    data for the one-vs-one pairs), :meth:`_rows` / :meth:`_cols` (a pair's slice of the data),
+    :meth:`_binary_decision` (``f(x)``); ``_has_support`` says whether a fitted model has ``support_``.
+    """
+
+    #: whether the fitted binary model has ``support_`` (a kernel expansion); the multiclass union needs it
+    _has_support = False
 
     def _check_fit_X(self, X):
         """Hook: checks of the training X beyond ``validate_data`` (the square kernel when precomputed)."""
+
+    def _pair_params(self, X) -> dict:
+        """Hook: parameters resolved once on all the training data that every one-vs-one pair model uses."""
+        return {}
+
+    def _rows(self, X, rows):
+        """The training data restricted to ``rows``."""
+        return X[rows]
+
+    def _cols(self, X, rows):
+        """Prediction data for a model trained on ``rows``."""
+        return X
+
+    def _binary_decision(self, X):
+        """Hook: ``f(x)`` of the fitted binary model (or regressor), shape (n_samples,)."""
+        raise NotImplementedError
 
     def _reset(self):
         """Forget a previous fit (a refit on other data must not keep stale attributes)."""
@@ -199,6 +161,8 @@ class _Base(BaseEstimator):
 class _KernelMixin:
     """The kernel of an estimator: the one place where kernel matrices are built (:meth:`_kernel`)."""
 
+    _has_support = True
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self.kernel == "precomputed"
@@ -208,6 +172,11 @@ class _KernelMixin:
         if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
             raise ValueError(f"X must be a square kernel matrix (n_samples, n_samples) with kernel='precomputed'; "
                              f"got shape {X.shape}")
+
+    def _pair_params(self, X) -> dict:
+        """One kernel width for all pairs, resolved on all the data (``sigma_``)."""
+        self.sigma_ = self._resolve_sigma(X)
+        return {} if self.sigma_ is None else {"sigma": self.sigma_}
 
     def _resolve_sigma(self, X):
         if self.sigma != "scale":
@@ -258,9 +227,10 @@ class _KernelMixin:
         self.result_ = result
 
     def _binary_decision(self, X):
+        """``f(x) = sum_{i in support_} dual_coef_i k(x_i, x) + intercept_`` (000 eq. (2); 001 eq. (9); 004 eq. (2))."""
         if self.support_.size == 0:
             return np.full(X.shape[0], self.intercept_)
-        return self._kernel(X, train=False) @ self.dual_coef_ + self.intercept_
+        return kernel_expansion(self._kernel(X, train=False), self.dual_coef_, self.intercept_)
 
     def _rows(self, X, rows):
         """The training data restricted to ``rows`` (rows and columns of a precomputed kernel)."""
@@ -272,13 +242,10 @@ class _KernelMixin:
 
 
 class _Classifier(ClassifierMixin, _Base):
-    """Binary fit by ``_fit_binary(X, y_pm1)``; one-vs-one over it for more than two classes."""
+    """Binary fit by ``_fit_binary(X, y_pm1)``; one-vs-one over it for more than two classes.
 
-    def _rows(self, X, rows):
-        return X[rows]
-
-    def _cols(self, X, rows):
-        return X
+    Every classifier has the hyperparameter ``decision_function_shape``.
+    """
 
     def fit(self, X, y):
         """Fit on ``X`` (n_samples, n_features) and class labels ``y`` (any two or more distinct values).
@@ -287,7 +254,7 @@ class _Classifier(ClassifierMixin, _Base):
         -------
         self
         """
-        self._validate_params()
+        self._check_hyperparameters()
         self._reset()
         X, y = validate_data(self, X, y, dtype=np.float64)
         self._check_fit_X(X)
@@ -298,20 +265,21 @@ class _Classifier(ClassifierMixin, _Base):
         self.classes_ = classes
         if classes.shape[0] == 2:
             self._fit_binary(X, np.where(y_idx == 1, 1.0, -1.0))
-            return self
-        kernel = isinstance(self, _KernelMixin)
-        if kernel:
-            self.sigma_ = self._resolve_sigma(X)  # one width for all pairs, resolved on all the data
-        pairs = np.array(list(combinations(range(classes.shape[0]), 2)))
+        else:
+            self._fit_one_vs_one(X, y_idx)
+        return self
+
+    def _fit_one_vs_one(self, X, y_idx):
+        """One binary model per pair ``(i, j)`` of class indices, ``classes_[j]`` as +1 (module docstring)."""
+        shared = self._pair_params(X)
+        pairs = np.array(list(combinations(range(self.classes_.shape[0]), 2)))
         self.pairs_ = pairs
         self.estimators_ = []
         self._pair_rows = []
         for i, j in pairs:
             rows = np.flatnonzero((y_idx == i) | (y_idx == j))
-            est = clone(self)
-            if kernel and self.sigma_ is not None:
-                est.set_params(sigma=self.sigma_)
-            est.classes_ = classes[[i, j]]
+            est = clone(self).set_params(**shared)
+            est.classes_ = self.classes_[[i, j]]
             Xp = self._rows(X, rows)
             est.n_features_in_ = Xp.shape[1]
             est._fit_binary(Xp, np.where(y_idx[rows] == j, 1.0, -1.0))
@@ -320,20 +288,22 @@ class _Classifier(ClassifierMixin, _Base):
         self.intercept_ = np.array([e.intercept_ for e in self.estimators_])
         self.n_iter_ = np.array([e.n_iter_ for e in self.estimators_])
         self.status_ = np.array([e.status_ for e in self.estimators_])
-        if hasattr(self.estimators_[0], "support_"):
+        if self._has_support:
             self.support_ = np.unique(np.concatenate([rows[e.support_] for e, rows in zip(self.estimators_, self._pair_rows)]))
-        return self
 
     def _pair_values(self, X):
         return np.column_stack([e._binary_decision(self._cols(X, rows)) for e, rows in zip(self.estimators_, self._pair_rows)])
 
     def _votes(self, D):
-        """One-vs-one pair values -> (n_samples, n_classes) votes plus confidences in (-1/3, 1/3)."""
+        """One-vs-one pair values -> (n_samples, n_classes) votes plus confidences in (-1/3, 1/3).
+
+        A pair's vote goes to ``classes_[j]`` where ``f_k(x) > 0`` (the tie rule of :func:`sign_labels`).
+        """
         n = self.classes_.shape[0]
         votes = np.zeros((D.shape[0], n))
         conf = np.zeros((D.shape[0], n))
         for k, (i, j) in enumerate(self.pairs_):
-            won = D[:, k] > 0
+            won = sign_labels(D[:, k]) > 0.0
             votes[~won, i] += 1
             votes[won, j] += 1
             conf[:, i] -= D[:, k]
@@ -350,14 +320,15 @@ class _Classifier(ClassifierMixin, _Base):
         if self.classes_.shape[0] == 2:
             return self._binary_decision(X)
         D = self._pair_values(X)
-        return D if getattr(self, "decision_function_shape", "ovr") == "ovo" else self._votes(D)
+        return D if self.decision_function_shape == "ovo" else self._votes(D)
 
     def predict(self, X):
-        """Two classes: ``classes_[1]`` where ``f(x) > 0``, else ``classes_[0]``; more: the vote winner."""
+        """Two classes: ``classes_[1]`` where ``f(x) > 0``, else ``classes_[0]`` (the tie rule of
+        :func:`~svmref.solvers._result.sign_labels`); more: the vote winner."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         if self.classes_.shape[0] == 2:
-            return self.classes_[(self._binary_decision(X) > 0.0).astype(int)]
+            return self.classes_[(sign_labels(self._binary_decision(X)) > 0.0).astype(int)]
         return self.classes_[np.argmax(self._votes(self._pair_values(X)), axis=1)]
 
 
@@ -368,6 +339,11 @@ class _KernelClassifier(_KernelMixin, _Classifier):
 class _Regressor(RegressorMixin, _Base):
     """Fit by ``_fit_target(X, y)`` on (optionally standardised) targets; ``predict`` and ``score``."""
 
+    def _target_standardisation(self, y) -> tuple[float, float] | None:
+        """Hook: ``(mean, scale)`` with which ``fit`` standardises ``y`` and stores ``y_mean_``, ``y_scale_``;
+        None: the estimator has no such option (fits ``y`` as it is, no ``y_mean_``, ``y_scale_``)."""
+        return None
+
     def fit(self, X, y):
         """Fit on ``X`` (n_samples, n_features) and real targets ``y`` (n_samples,).
 
@@ -375,17 +351,14 @@ class _Regressor(RegressorMixin, _Base):
         -------
         self
         """
-        self._validate_params()
+        self._check_hyperparameters()
         self._reset()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         self._check_fit_X(X)
         y = np.asarray(y, dtype=np.float64)
-        mean, scale = 0.0, 1.0
-        if getattr(self, "standardize_y", False):
-            mean, scale = float(np.mean(y)), float(np.std(y))
-            if not scale > 0.0:
-                scale = 1.0  # constant targets: centre only
-        if hasattr(self, "standardize_y"):
+        standardisation = self._target_standardisation(y)
+        mean, scale = (0.0, 1.0) if standardisation is None else standardisation
+        if standardisation is not None:
             self.y_mean_, self.y_scale_ = mean, scale
         self._fit_target(X, (y - mean) / scale)
         # back to the units of y: f(x) = scale * (sum coef_i k(x_i, x) + b) + mean
@@ -399,6 +372,18 @@ class _Regressor(RegressorMixin, _Base):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return self._binary_decision(X)
+
+
+class _StandardizedTarget:
+    """The ``standardize_y`` option of the LS-SVM regressors (their docstrings say why it is on by default)."""
+
+    def _target_standardisation(self, y) -> tuple[float, float]:
+        if not self.standardize_y:
+            return 0.0, 1.0
+        mean, scale = float(np.mean(y)), float(np.std(y))
+        if not scale > 0.0:
+            scale = 1.0  # constant targets: centre only
+        return mean, scale
 
 
 # ------------------------------------------------------------------------------------------------
@@ -416,7 +401,9 @@ class _SMOMixin:
 
 
 class _SMOClassifier(_SMOMixin, _KernelClassifier):
-    _parameter_constraints = {"C": _POSITIVE, **_KERNEL_CONSTRAINTS, **_SMO_CONSTRAINTS, **_SHAPE_CONSTRAINT}
+    """The SMO classifiers of 000 Table 1: ``_solver`` names the adapter of :mod:`svmref.solvers.smo` they call."""
+
+    _hyperparameter_rules = {"C": POSITIVE, **_KERNEL_RULES, **_SMO_RULES, **_SHAPE_RULE}
     _solver = ""
 
     def __init__(self, C=1.0, *, kernel="rbf", sigma="scale", degree=2, c=1.0, k=1.0, theta=0.0,
@@ -444,13 +431,35 @@ class _SMOClassifier(_SMOMixin, _KernelClassifier):
         self._store(X, res.alpha * ys, res.b, res, res.alpha)
 
 
-_SMO_PARAMS = """C : float > 0, default=1.0
-        Penalty of the slacks (the box bound, or the diagonal shift 1/C; 000 Table 1).
-    {kernel_params}
-    {smo_params}
-    {shape_param}"""
+class L1SVC(_SMOClassifier):
+    """L1-SVM (hinge loss) classifier, trained by the SMO of :func:`svmref.solvers.smo.l1_svm`.
 
-_SMO_OPTIONS = """tol : float > 0, default=1e-3
+    Dual (003 eq. (3); 000 Table 1): ``min 1/2 sum_ij alpha_i alpha_j y_i y_j K_ij - sum_i alpha_i``
+    s.t. ``sum_i alpha_i y_i = 0``, ``0 <= alpha_i <= C``. The same problem as :class:`sklearn.svm.SVC`
+    (whose ``gamma`` is ``1/sigma^2`` here).
+
+    Parameters
+    ----------
+    C : float > 0, default=1.0
+        Penalty of the slacks (the box bound, or the diagonal shift 1/C; 000 Table 1).
+    kernel : {'rbf', 'gaussian', 'poly', 'linear', 'mlp', 'precomputed'}, default='rbf'
+        ``rbf`` exp(-||x-z||^2/sigma^2) (000 §4, 002, 004 §4); ``gaussian`` exp(-||x-z||^2/(2 sigma^2))
+        (001 §3); ``poly`` (1 + x'z/c)^degree and ``mlp`` tanh(k x'z + theta) (002; not positive
+        semidefinite for every k, theta); ``linear`` x'z; ``precomputed``: ``X`` is the Gram matrix,
+        ``(n_samples, n_samples)`` in ``fit`` and ``(n_test, n_samples)`` (kernel between the test and
+        the training patterns) in ``predict``, as in :class:`sklearn.svm.SVC`.
+    sigma : float > 0 or 'scale', default='scale'
+        Kernel width of ``rbf`` and ``gaussian``. ``'scale'`` takes the width of scikit-learn's
+        ``gamma='scale'``: ``exp(-||x-z||^2 / (n_features Var(X)))`` (``Var(X)`` over all entries of
+        the training ``X``; 1 if it is 0), i.e. ``sigma^2 = n_features Var(X)`` for ``rbf`` and half
+        that for ``gaussian``. The value used is ``sigma_``.
+    degree : int >= 1, default=2
+        Degree ``d`` of ``poly``.
+    c : float > 0, default=1.0
+        Scale ``c`` of ``poly``.
+    k, theta : float, default=1.0, 0.0
+        Slope and offset of ``mlp``.
+    tol : float > 0, default=1e-3
         SMO stopping tolerance on the KKT gap (000 eqs. (10)-(11); 1e-3 is the paper's, 000 §4).
     wss : {'second', 'first'}, default='second'
         Working-set selection: maximal violating pair (000 eq. (8)) or second order (Fan, Chen & Lin 2005).
@@ -467,10 +476,16 @@ _SMO_OPTIONS = """tol : float > 0, default=1e-3
     on_nonconvex : {'raise', 'clamp'}, default='raise'
         A kernel matrix that is not positive semidefinite (``mlp``; a precomputed indefinite K) makes the
         dual non-convex: ``'raise'`` raises :class:`~svmref._validation.NotConvexError`, ``'clamp'`` goes on
-        as LIBSVM does (``status_="not_convex"``, with a warning)."""
+        as LIBSVM does (``status_="not_convex"``, with a warning).
+    decision_function_shape : {'ovr', 'ovo'}, default='ovr'
+        With more than two classes (one-vs-one, module docstring): ``'ovo'`` returns the pair values
+        ``(n_samples, n_pairs)``, ``'ovr'`` votes with confidences ``(n_samples, n_classes)``.
+        Ignored for two classes, where ``decision_function`` returns ``(n_samples,)``.
 
-_SMO_ATTRS = """alpha_ : ndarray of shape (n_samples,)
-        The dual variables alpha of {dual}.
+    Attributes
+    ----------
+    alpha_ : ndarray of shape (n_samples,)
+        The dual variables alpha of the L1-SVM dual (003 eq. (3)), in [0, C].
     dual_coef_ : ndarray of shape (n_SV,)
         ``alpha_i y_i`` over the support vectors (``y_i = +1`` for ``classes_[1]``).
     support_ : ndarray of shape (n_SV,)
@@ -478,41 +493,23 @@ _SMO_ATTRS = """alpha_ : ndarray of shape (n_samples,)
     support_vectors_ : ndarray of shape (n_SV, n_features)
         Those patterns (empty with ``kernel="precomputed"``).
     intercept_ : float
-        The bias b ({bias}).
+        The bias b (LIBSVM's -rho: the mean over the free variables, the midpoint rule when none is free).
     n_iter_ : int
         SMO pair steps.
     status_ : str
         The solver's status (``"optimal"``, ``"max_iter_reached"`` or ``"numerical_issue"``); ``result_`` is
-        its result object (:class:`~svmref.solvers.smo.SMOResult`{result}).
+        its result object (:class:`~svmref.solvers.smo.SMOResult`).
     sigma_ : float or None
         The kernel width used.
-    {classifier_attrs}"""
-
-
-_SMO_BIAS = "LIBSVM's -rho: the mean over the free variables, the midpoint rule when none is free"
-
-
-def _smo_doc(dual):
-    return _doc(params=_SMO_PARAMS.format(kernel_params=_KERNEL_PARAMS % {"kernel": "rbf"}, smo_params=_SMO_OPTIONS,
-                                          shape_param=_SHAPE_PARAM),
-                attrs=_SMO_ATTRS.format(dual=dual, classifier_attrs=_CLASSIFIER_ATTRS, bias=_SMO_BIAS, result=""))
-
-
-@_smo_doc("the L1-SVM dual (003 eq. (3)), in [0, C]")
-class L1SVC(_SMOClassifier):
-    """L1-SVM (hinge loss) classifier, trained by the SMO of :func:`svmref.solvers.smo.l1_svm`.
-
-    Dual (003 eq. (3); 000 Table 1): ``min 1/2 sum_ij alpha_i alpha_j y_i y_j K_ij - sum_i alpha_i``
-    s.t. ``sum_i alpha_i y_i = 0``, ``0 <= alpha_i <= C``. The same problem as :class:`sklearn.svm.SVC`
-    (whose ``gamma`` is ``1/sigma^2`` here).
-
-    Parameters
-    ----------
-    {params}
-
-    Attributes
-    ----------
-    {attrs}
+    classes_ : ndarray of shape (n_classes,)
+        The class labels; with two classes ``classes_[1]`` is +1.
+    n_features_in_ : int
+        Number of features seen in ``fit`` (``n_samples`` with ``kernel="precomputed"``).
+    pairs_, estimators_ : ndarray of shape (n_pairs, 2), list of estimators
+        More than two classes only: the class-index pairs ``(i, j)`` and the binary model of each
+        (``classes_[j]`` is +1). Then ``intercept_``, ``n_iter_`` and ``status_`` are arrays over the
+        pairs, ``support_`` is the union of the pairs' support vectors, and the other binary attributes
+        live on ``estimators_[k]``.
 
     Examples
     --------
@@ -529,7 +526,6 @@ class L1SVC(_SMOClassifier):
     _solver = "l1_svm"
 
 
-@_smo_doc("the L2-SVM dual (000 §1, Table 1), in [0, inf) with kernel K + I/C")
 class L2SVC(_SMOClassifier):
     """L2-SVM (squared hinge loss) classifier, trained by the SMO of :func:`svmref.solvers.smo.l2_svm`.
 
@@ -538,11 +534,76 @@ class L2SVC(_SMOClassifier):
 
     Parameters
     ----------
-    {params}
+    C : float > 0, default=1.0
+        Penalty of the slacks (the box bound, or the diagonal shift 1/C; 000 Table 1).
+    kernel : {'rbf', 'gaussian', 'poly', 'linear', 'mlp', 'precomputed'}, default='rbf'
+        ``rbf`` exp(-||x-z||^2/sigma^2) (000 §4, 002, 004 §4); ``gaussian`` exp(-||x-z||^2/(2 sigma^2))
+        (001 §3); ``poly`` (1 + x'z/c)^degree and ``mlp`` tanh(k x'z + theta) (002; not positive
+        semidefinite for every k, theta); ``linear`` x'z; ``precomputed``: ``X`` is the Gram matrix,
+        ``(n_samples, n_samples)`` in ``fit`` and ``(n_test, n_samples)`` (kernel between the test and
+        the training patterns) in ``predict``, as in :class:`sklearn.svm.SVC`.
+    sigma : float > 0 or 'scale', default='scale'
+        Kernel width of ``rbf`` and ``gaussian``. ``'scale'`` takes the width of scikit-learn's
+        ``gamma='scale'``: ``exp(-||x-z||^2 / (n_features Var(X)))`` (``Var(X)`` over all entries of
+        the training ``X``; 1 if it is 0), i.e. ``sigma^2 = n_features Var(X)`` for ``rbf`` and half
+        that for ``gaussian``. The value used is ``sigma_``.
+    degree : int >= 1, default=2
+        Degree ``d`` of ``poly``.
+    c : float > 0, default=1.0
+        Scale ``c`` of ``poly``.
+    k, theta : float, default=1.0, 0.0
+        Slope and offset of ``mlp``.
+    tol : float > 0, default=1e-3
+        SMO stopping tolerance on the KKT gap (000 eqs. (10)-(11); 1e-3 is the paper's, 000 §4).
+    wss : {'second', 'first'}, default='second'
+        Working-set selection: maximal violating pair (000 eq. (8)) or second order (Fan, Chen & Lin 2005).
+    max_iter : int >= 1 or None, default=None
+        SMO pair steps; None: the solver's default. Reaching it sets ``status_="max_iter_reached"`` and
+        warns ``ConvergenceWarning``.
+    shrinking : bool, default=True
+        LIBSVM's shrinking heuristic (the same solution to ``tol``; only the time differs).
+    cache_size : float > 0, default=200.0
+        Megabytes of kernel columns cached (as ``SVC(cache_size=...)``): with the ``linear``, ``poly``,
+        ``rbf`` and ``gaussian`` kernels SMO computes the columns of K it needs from X
+        (:class:`~svmref.solvers.smo.RawKernel`) and never forms the full ``n_samples^2`` matrix; ``mlp``
+        and ``precomputed`` use the dense K.
+    on_nonconvex : {'raise', 'clamp'}, default='raise'
+        A kernel matrix that is not positive semidefinite (``mlp``; a precomputed indefinite K) makes the
+        dual non-convex: ``'raise'`` raises :class:`~svmref._validation.NotConvexError`, ``'clamp'`` goes on
+        as LIBSVM does (``status_="not_convex"``, with a warning).
+    decision_function_shape : {'ovr', 'ovo'}, default='ovr'
+        With more than two classes (one-vs-one, module docstring): ``'ovo'`` returns the pair values
+        ``(n_samples, n_pairs)``, ``'ovr'`` votes with confidences ``(n_samples, n_classes)``.
+        Ignored for two classes, where ``decision_function`` returns ``(n_samples,)``.
 
     Attributes
     ----------
-    {attrs}
+    alpha_ : ndarray of shape (n_samples,)
+        The dual variables alpha of the L2-SVM dual (000 §1, Table 1), in [0, inf) with kernel K + I/C.
+    dual_coef_ : ndarray of shape (n_SV,)
+        ``alpha_i y_i`` over the support vectors (``y_i = +1`` for ``classes_[1]``).
+    support_ : ndarray of shape (n_SV,)
+        Indices of the patterns with ``alpha_i != 0``.
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        Those patterns (empty with ``kernel="precomputed"``).
+    intercept_ : float
+        The bias b (LIBSVM's -rho: the mean over the free variables, the midpoint rule when none is free).
+    n_iter_ : int
+        SMO pair steps.
+    status_ : str
+        The solver's status (``"optimal"``, ``"max_iter_reached"`` or ``"numerical_issue"``); ``result_`` is
+        its result object (:class:`~svmref.solvers.smo.SMOResult`).
+    sigma_ : float or None
+        The kernel width used.
+    classes_ : ndarray of shape (n_classes,)
+        The class labels; with two classes ``classes_[1]`` is +1.
+    n_features_in_ : int
+        Number of features seen in ``fit`` (``n_samples`` with ``kernel="precomputed"``).
+    pairs_, estimators_ : ndarray of shape (n_pairs, 2), list of estimators
+        More than two classes only: the class-index pairs ``(i, j)`` and the binary model of each
+        (``classes_[j]`` is +1). Then ``intercept_``, ``n_iter_`` and ``status_`` are arrays over the
+        pairs, ``support_`` is the union of the pairs' support vectors, and the other binary attributes
+        live on ``estimators_[k]``.
 
     Examples
     --------
@@ -559,7 +620,6 @@ class L2SVC(_SMOClassifier):
     _solver = "l2_svm"
 
 
-@_smo_doc("the Least 1-Norm SVM dual (000 eq. (5)), in [-C, C]")
 class LeastOneNormSVC(_SMOClassifier):
     """Least 1-Norm SVM classifier (000 eqs. (3)-(6)), trained by :func:`svmref.solvers.smo.least_1norm_svm`.
 
@@ -569,11 +629,76 @@ class LeastOneNormSVC(_SMOClassifier):
 
     Parameters
     ----------
-    {params}
+    C : float > 0, default=1.0
+        Penalty of the slacks (the box bound, or the diagonal shift 1/C; 000 Table 1).
+    kernel : {'rbf', 'gaussian', 'poly', 'linear', 'mlp', 'precomputed'}, default='rbf'
+        ``rbf`` exp(-||x-z||^2/sigma^2) (000 §4, 002, 004 §4); ``gaussian`` exp(-||x-z||^2/(2 sigma^2))
+        (001 §3); ``poly`` (1 + x'z/c)^degree and ``mlp`` tanh(k x'z + theta) (002; not positive
+        semidefinite for every k, theta); ``linear`` x'z; ``precomputed``: ``X`` is the Gram matrix,
+        ``(n_samples, n_samples)`` in ``fit`` and ``(n_test, n_samples)`` (kernel between the test and
+        the training patterns) in ``predict``, as in :class:`sklearn.svm.SVC`.
+    sigma : float > 0 or 'scale', default='scale'
+        Kernel width of ``rbf`` and ``gaussian``. ``'scale'`` takes the width of scikit-learn's
+        ``gamma='scale'``: ``exp(-||x-z||^2 / (n_features Var(X)))`` (``Var(X)`` over all entries of
+        the training ``X``; 1 if it is 0), i.e. ``sigma^2 = n_features Var(X)`` for ``rbf`` and half
+        that for ``gaussian``. The value used is ``sigma_``.
+    degree : int >= 1, default=2
+        Degree ``d`` of ``poly``.
+    c : float > 0, default=1.0
+        Scale ``c`` of ``poly``.
+    k, theta : float, default=1.0, 0.0
+        Slope and offset of ``mlp``.
+    tol : float > 0, default=1e-3
+        SMO stopping tolerance on the KKT gap (000 eqs. (10)-(11); 1e-3 is the paper's, 000 §4).
+    wss : {'second', 'first'}, default='second'
+        Working-set selection: maximal violating pair (000 eq. (8)) or second order (Fan, Chen & Lin 2005).
+    max_iter : int >= 1 or None, default=None
+        SMO pair steps; None: the solver's default. Reaching it sets ``status_="max_iter_reached"`` and
+        warns ``ConvergenceWarning``.
+    shrinking : bool, default=True
+        LIBSVM's shrinking heuristic (the same solution to ``tol``; only the time differs).
+    cache_size : float > 0, default=200.0
+        Megabytes of kernel columns cached (as ``SVC(cache_size=...)``): with the ``linear``, ``poly``,
+        ``rbf`` and ``gaussian`` kernels SMO computes the columns of K it needs from X
+        (:class:`~svmref.solvers.smo.RawKernel`) and never forms the full ``n_samples^2`` matrix; ``mlp``
+        and ``precomputed`` use the dense K.
+    on_nonconvex : {'raise', 'clamp'}, default='raise'
+        A kernel matrix that is not positive semidefinite (``mlp``; a precomputed indefinite K) makes the
+        dual non-convex: ``'raise'`` raises :class:`~svmref._validation.NotConvexError`, ``'clamp'`` goes on
+        as LIBSVM does (``status_="not_convex"``, with a warning).
+    decision_function_shape : {'ovr', 'ovo'}, default='ovr'
+        With more than two classes (one-vs-one, module docstring): ``'ovo'`` returns the pair values
+        ``(n_samples, n_pairs)``, ``'ovr'`` votes with confidences ``(n_samples, n_classes)``.
+        Ignored for two classes, where ``decision_function`` returns ``(n_samples,)``.
 
     Attributes
     ----------
-    {attrs}
+    alpha_ : ndarray of shape (n_samples,)
+        The dual variables alpha of the Least 1-Norm SVM dual (000 eq. (5)), in [-C, C].
+    dual_coef_ : ndarray of shape (n_SV,)
+        ``alpha_i y_i`` over the support vectors (``y_i = +1`` for ``classes_[1]``).
+    support_ : ndarray of shape (n_SV,)
+        Indices of the patterns with ``alpha_i != 0``.
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        Those patterns (empty with ``kernel="precomputed"``).
+    intercept_ : float
+        The bias b (LIBSVM's -rho: the mean over the free variables, the midpoint rule when none is free).
+    n_iter_ : int
+        SMO pair steps.
+    status_ : str
+        The solver's status (``"optimal"``, ``"max_iter_reached"`` or ``"numerical_issue"``); ``result_`` is
+        its result object (:class:`~svmref.solvers.smo.SMOResult`).
+    sigma_ : float or None
+        The kernel width used.
+    classes_ : ndarray of shape (n_classes,)
+        The class labels; with two classes ``classes_[1]`` is +1.
+    n_features_in_ : int
+        Number of features seen in ``fit`` (``n_samples`` with ``kernel="precomputed"``).
+    pairs_, estimators_ : ndarray of shape (n_pairs, 2), list of estimators
+        More than two classes only: the class-index pairs ``(i, j)`` and the binary model of each
+        (``classes_[j]`` is +1). Then ``intercept_``, ``n_iter_`` and ``status_`` are arrays over the
+        pairs, ``support_`` is the union of the pairs' support vectors, and the other binary attributes
+        live on ``estimators_[k]``.
 
     Examples
     --------
@@ -592,17 +717,6 @@ class LeastOneNormSVC(_SMOClassifier):
     _solver = "least_1norm_svm"
 
 
-@_doc(params=_SMO_PARAMS.format(kernel_params=_KERNEL_PARAMS % {"kernel": "rbf"}, smo_params=_SMO_OPTIONS,
-                                shape_param=_SHAPE_PARAM).replace(
-    "    tol : float > 0", """    solver : {'cholesky', 'smo'}, default='cholesky'
-        ``'cholesky'`` solves the KKT system (000 eq. (7); :func:`svmref.solvers.linear.ls_svm`), ``'smo'``
-        runs SMO on the dual (000 eq. (2), stopping rule (10); :func:`svmref.solvers.smo.ls_svm`). The SMO
-        options below (``tol`` to ``on_nonconvex``) apply to ``'smo'`` only.
-    tol : float > 0""", 1),
-    attrs=_SMO_ATTRS.format(dual="the LS-SVM dual (000 eq. (2)), free", classifier_attrs=_CLASSIFIER_ATTRS,
-                            bias="from the KKT system (000 eq. (7)), or SMO's as in L1SVC",
-                            result=", or :class:`~svmref.solvers.linear.LinearResult` for the direct solve").replace(
-        "SMO pair steps.", "SMO pair steps (``solver='smo'``), 1 for the direct solve."))
 class LSSVC(_SMOClassifier):
     """LS-SVM classifier (000 eqs. (1)-(2), (7)).
 
@@ -611,11 +725,81 @@ class LSSVC(_SMOClassifier):
 
     Parameters
     ----------
-    {params}
+    C : float > 0, default=1.0
+        Penalty of the slacks (the box bound, or the diagonal shift 1/C; 000 Table 1).
+    kernel : {'rbf', 'gaussian', 'poly', 'linear', 'mlp', 'precomputed'}, default='rbf'
+        ``rbf`` exp(-||x-z||^2/sigma^2) (000 §4, 002, 004 §4); ``gaussian`` exp(-||x-z||^2/(2 sigma^2))
+        (001 §3); ``poly`` (1 + x'z/c)^degree and ``mlp`` tanh(k x'z + theta) (002; not positive
+        semidefinite for every k, theta); ``linear`` x'z; ``precomputed``: ``X`` is the Gram matrix,
+        ``(n_samples, n_samples)`` in ``fit`` and ``(n_test, n_samples)`` (kernel between the test and
+        the training patterns) in ``predict``, as in :class:`sklearn.svm.SVC`.
+    sigma : float > 0 or 'scale', default='scale'
+        Kernel width of ``rbf`` and ``gaussian``. ``'scale'`` takes the width of scikit-learn's
+        ``gamma='scale'``: ``exp(-||x-z||^2 / (n_features Var(X)))`` (``Var(X)`` over all entries of
+        the training ``X``; 1 if it is 0), i.e. ``sigma^2 = n_features Var(X)`` for ``rbf`` and half
+        that for ``gaussian``. The value used is ``sigma_``.
+    degree : int >= 1, default=2
+        Degree ``d`` of ``poly``.
+    c : float > 0, default=1.0
+        Scale ``c`` of ``poly``.
+    k, theta : float, default=1.0, 0.0
+        Slope and offset of ``mlp``.
+    solver : {'cholesky', 'smo'}, default='cholesky'
+        ``'cholesky'`` solves the KKT system (000 eq. (7); :func:`svmref.solvers.linear.ls_svm`), ``'smo'``
+        runs SMO on the dual (000 eq. (2), stopping rule (10); :func:`svmref.solvers.smo.ls_svm`). The SMO
+        options below (``tol`` to ``on_nonconvex``) apply to ``'smo'`` only.
+    tol : float > 0, default=1e-3
+        SMO stopping tolerance on the KKT gap (000 eqs. (10)-(11); 1e-3 is the paper's, 000 §4).
+    wss : {'second', 'first'}, default='second'
+        Working-set selection: maximal violating pair (000 eq. (8)) or second order (Fan, Chen & Lin 2005).
+    max_iter : int >= 1 or None, default=None
+        SMO pair steps; None: the solver's default. Reaching it sets ``status_="max_iter_reached"`` and
+        warns ``ConvergenceWarning``.
+    shrinking : bool, default=True
+        LIBSVM's shrinking heuristic (the same solution to ``tol``; only the time differs).
+    cache_size : float > 0, default=200.0
+        Megabytes of kernel columns cached (as ``SVC(cache_size=...)``): with the ``linear``, ``poly``,
+        ``rbf`` and ``gaussian`` kernels SMO computes the columns of K it needs from X
+        (:class:`~svmref.solvers.smo.RawKernel`) and never forms the full ``n_samples^2`` matrix; ``mlp``
+        and ``precomputed`` use the dense K.
+    on_nonconvex : {'raise', 'clamp'}, default='raise'
+        A kernel matrix that is not positive semidefinite (``mlp``; a precomputed indefinite K) makes the
+        dual non-convex: ``'raise'`` raises :class:`~svmref._validation.NotConvexError`, ``'clamp'`` goes on
+        as LIBSVM does (``status_="not_convex"``, with a warning).
+    decision_function_shape : {'ovr', 'ovo'}, default='ovr'
+        With more than two classes (one-vs-one, module docstring): ``'ovo'`` returns the pair values
+        ``(n_samples, n_pairs)``, ``'ovr'`` votes with confidences ``(n_samples, n_classes)``.
+        Ignored for two classes, where ``decision_function`` returns ``(n_samples,)``.
 
     Attributes
     ----------
-    {attrs}
+    alpha_ : ndarray of shape (n_samples,)
+        The dual variables alpha of the LS-SVM dual (000 eq. (2)), free.
+    dual_coef_ : ndarray of shape (n_SV,)
+        ``alpha_i y_i`` over the support vectors (``y_i = +1`` for ``classes_[1]``).
+    support_ : ndarray of shape (n_SV,)
+        Indices of the patterns with ``alpha_i != 0``.
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        Those patterns (empty with ``kernel="precomputed"``).
+    intercept_ : float
+        The bias b (from the KKT system (000 eq. (7)), or SMO's as in L1SVC).
+    n_iter_ : int
+        SMO pair steps (``solver='smo'``), 1 for the direct solve.
+    status_ : str
+        The solver's status (``"optimal"``, ``"max_iter_reached"`` or ``"numerical_issue"``); ``result_`` is
+        its result object (:class:`~svmref.solvers.smo.SMOResult`, or
+        :class:`~svmref.solvers.linear.LinearResult` for the direct solve).
+    sigma_ : float or None
+        The kernel width used.
+    classes_ : ndarray of shape (n_classes,)
+        The class labels; with two classes ``classes_[1]`` is +1.
+    n_features_in_ : int
+        Number of features seen in ``fit`` (``n_samples`` with ``kernel="precomputed"``).
+    pairs_, estimators_ : ndarray of shape (n_pairs, 2), list of estimators
+        More than two classes only: the class-index pairs ``(i, j)`` and the binary model of each
+        (``classes_[j]`` is +1). Then ``intercept_``, ``n_iter_`` and ``status_`` are arrays over the
+        pairs, ``support_`` is the union of the pairs' support vectors, and the other binary attributes
+        live on ``estimators_[k]``.
 
     Examples
     --------
@@ -631,7 +815,7 @@ class LSSVC(_SMOClassifier):
     True
     """
 
-    _parameter_constraints = {**_SMOClassifier._parameter_constraints, "solver": _options("cholesky", "smo")}
+    _hyperparameter_rules = {**_SMOClassifier._hyperparameter_rules, "solver": options("cholesky", "smo")}
 
     def __init__(self, C=1.0, *, kernel="rbf", sigma="scale", degree=2, c=1.0, k=1.0, theta=0.0,
                  solver="cholesky", tol=1e-3, wss="second", max_iter=None, shrinking=True, cache_size=200.0,
@@ -660,7 +844,6 @@ class LSSVC(_SMOClassifier):
 # ------------------------------------------------------------------------------------------------
 # RLS (001)
 # ------------------------------------------------------------------------------------------------
-@_doc(kernel_params=_KERNEL_PARAMS % {"kernel": "gaussian"}, shape_param=_SHAPE_PARAM, classifier_attrs=_CLASSIFIER_ATTRS)
 class RLSClassifier(_KernelClassifier):
     """Regularised least squares classifier (001 eqs. (7)-(9)), by :func:`svmref.solvers.linear.rls`.
 
@@ -671,8 +854,27 @@ class RLSClassifier(_KernelClassifier):
     ----------
     gamma : float > 0, default=1e-3
         The regularisation gamma of 001 eq. (7) (not a kernel width).
-    {kernel_params}
-    {shape_param}
+    kernel : {'rbf', 'gaussian', 'poly', 'linear', 'mlp', 'precomputed'}, default='gaussian'
+        ``rbf`` exp(-||x-z||^2/sigma^2) (000 §4, 002, 004 §4); ``gaussian`` exp(-||x-z||^2/(2 sigma^2))
+        (001 §3); ``poly`` (1 + x'z/c)^degree and ``mlp`` tanh(k x'z + theta) (002; not positive
+        semidefinite for every k, theta); ``linear`` x'z; ``precomputed``: ``X`` is the Gram matrix,
+        ``(n_samples, n_samples)`` in ``fit`` and ``(n_test, n_samples)`` (kernel between the test and
+        the training patterns) in ``predict``, as in :class:`sklearn.svm.SVC`.
+    sigma : float > 0 or 'scale', default='scale'
+        Kernel width of ``rbf`` and ``gaussian``. ``'scale'`` takes the width of scikit-learn's
+        ``gamma='scale'``: ``exp(-||x-z||^2 / (n_features Var(X)))`` (``Var(X)`` over all entries of
+        the training ``X``; 1 if it is 0), i.e. ``sigma^2 = n_features Var(X)`` for ``rbf`` and half
+        that for ``gaussian``. The value used is ``sigma_``.
+    degree : int >= 1, default=2
+        Degree ``d`` of ``poly``.
+    c : float > 0, default=1.0
+        Scale ``c`` of ``poly``.
+    k, theta : float, default=1.0, 0.0
+        Slope and offset of ``mlp``.
+    decision_function_shape : {'ovr', 'ovo'}, default='ovr'
+        With more than two classes (one-vs-one, module docstring): ``'ovo'`` returns the pair values
+        ``(n_samples, n_pairs)``, ``'ovr'`` votes with confidences ``(n_samples, n_classes)``.
+        Ignored for two classes, where ``decision_function`` returns ``(n_samples,)``.
 
     Attributes
     ----------
@@ -686,7 +888,15 @@ class RLSClassifier(_KernelClassifier):
         1 (a direct solve); ``status_`` and ``result_`` the solver's.
     sigma_ : float or None
         The kernel width used.
-    {classifier_attrs}
+    classes_ : ndarray of shape (n_classes,)
+        The class labels; with two classes ``classes_[1]`` is +1.
+    n_features_in_ : int
+        Number of features seen in ``fit`` (``n_samples`` with ``kernel="precomputed"``).
+    pairs_, estimators_ : ndarray of shape (n_pairs, 2), list of estimators
+        More than two classes only: the class-index pairs ``(i, j)`` and the binary model of each
+        (``classes_[j]`` is +1). Then ``intercept_``, ``n_iter_`` and ``status_`` are arrays over the
+        pairs, ``support_`` is the union of the pairs' support vectors, and the other binary attributes
+        live on ``estimators_[k]``.
 
     Examples
     --------
@@ -700,7 +910,7 @@ class RLSClassifier(_KernelClassifier):
     array([0., 0., 0.])
     """
 
-    _parameter_constraints = {"gamma": _POSITIVE, **_KERNEL_CONSTRAINTS, **_SHAPE_CONSTRAINT}
+    _hyperparameter_rules = {"gamma": POSITIVE, **_KERNEL_RULES, **_SHAPE_RULE}
 
     def __init__(self, gamma=1e-3, *, kernel="gaussian", sigma="scale", degree=2, c=1.0, k=1.0, theta=0.0,
                  decision_function_shape="ovr"):
@@ -723,40 +933,18 @@ class RLSClassifier(_KernelClassifier):
 # ------------------------------------------------------------------------------------------------
 # ISLS-SVM (004)
 # ------------------------------------------------------------------------------------------------
-_ISLS_CONSTRAINTS = {
-    "C": _POSITIVE,
-    **_KERNEL_CONSTRAINTS,
-    "tol": _POSITIVE,
-    "max_iter": _INT_GE1,
-    "sv_threshold": _POSITIVE,
+_ISLS_RULES = {
+    "C": POSITIVE,
+    **_KERNEL_RULES,
+    "tol": POSITIVE,
+    "max_iter": INT_GE1,
+    "sv_threshold": POSITIVE,
 }
-
-_ISLS_PARAMS = """C : float > 0, default=1.0
-        Penalty of the squared errors (004 eq. (1)).
-    {kernel_params}
-    tol : float > 0, default=1e-4
-        Stop when ``||alpha^t - alpha^(t+1)||_2 / N < tol`` (004 §4: 1e-4).
-    max_iter : int >= 1, default=50
-        Reweighting iterations (004 §4: 50); reaching it sets ``status_="max_iter_reached"`` and warns.
-    sv_threshold : float > 0, default=1e-6
-        A pattern is a support vector when ``|alpha_i| > sv_threshold`` (004 §4: 1e-6)."""
-
-_ISLS_ATTRS = """alpha_ : ndarray of shape (n_samples,)
-        alpha of the last iteration, in 004's convention ``f(x) = sum_i alpha_i k(x_i, x) + b``{units}.
-    dual_coef_ : ndarray of shape (n_SV,)
-        ``alpha_i`` over the support vectors; the final model uses these only (004 §4).
-    support_, support_vectors_ : ndarray
-        Indices and patterns with ``|alpha_i| > sv_threshold``.
-    intercept_ : float
-        The bias b{units}.
-    n_iter_ : int
-        Reweighting iterations; ``status_`` (``"optimal"``, ``"max_iter_reached"`` or ``"numerical_issue"``)
-        and ``result_`` (:class:`~svmref.solvers.isls.ISLSResult`, in the solver's units) the solver's.
-    sigma_ : float or None
-        The kernel width used."""
 
 
 class _ISLS:
+    """The ISLS-SVM estimators' fit by :func:`svmref.solvers.isls.isls_svm` (004, Algorithm 1)."""
+
     def _isls(self, X, y, task):
         from svmref.solvers import isls
 
@@ -767,8 +955,6 @@ class _ISLS:
         self._store(X, coef, res.b, res, res.alpha)
 
 
-@_doc(params=_ISLS_PARAMS.format(kernel_params=_KERNEL_PARAMS % {"kernel": "rbf"}) + "\n    " + _SHAPE_PARAM,
-      attrs=_ISLS_ATTRS.format(units="") + "\n    " + _CLASSIFIER_ATTRS)
 class ISLSSVC(_ISLS, _KernelClassifier):
     """ISLS-SVM classifier, a sparse LS-SVM (004, Algorithm 1), by :func:`svmref.solvers.isls.isls_svm`.
 
@@ -778,11 +964,60 @@ class ISLSSVC(_ISLS, _KernelClassifier):
 
     Parameters
     ----------
-    {params}
+    C : float > 0, default=1.0
+        Penalty of the squared errors (004 eq. (1)).
+    kernel : {'rbf', 'gaussian', 'poly', 'linear', 'mlp', 'precomputed'}, default='rbf'
+        ``rbf`` exp(-||x-z||^2/sigma^2) (000 §4, 002, 004 §4); ``gaussian`` exp(-||x-z||^2/(2 sigma^2))
+        (001 §3); ``poly`` (1 + x'z/c)^degree and ``mlp`` tanh(k x'z + theta) (002; not positive
+        semidefinite for every k, theta); ``linear`` x'z; ``precomputed``: ``X`` is the Gram matrix,
+        ``(n_samples, n_samples)`` in ``fit`` and ``(n_test, n_samples)`` (kernel between the test and
+        the training patterns) in ``predict``, as in :class:`sklearn.svm.SVC`.
+    sigma : float > 0 or 'scale', default='scale'
+        Kernel width of ``rbf`` and ``gaussian``. ``'scale'`` takes the width of scikit-learn's
+        ``gamma='scale'``: ``exp(-||x-z||^2 / (n_features Var(X)))`` (``Var(X)`` over all entries of
+        the training ``X``; 1 if it is 0), i.e. ``sigma^2 = n_features Var(X)`` for ``rbf`` and half
+        that for ``gaussian``. The value used is ``sigma_``.
+    degree : int >= 1, default=2
+        Degree ``d`` of ``poly``.
+    c : float > 0, default=1.0
+        Scale ``c`` of ``poly``.
+    k, theta : float, default=1.0, 0.0
+        Slope and offset of ``mlp``.
+    tol : float > 0, default=1e-4
+        Stop when ``||alpha^t - alpha^(t+1)||_2 / N < tol`` (004 §4: 1e-4).
+    max_iter : int >= 1, default=50
+        Reweighting iterations (004 §4: 50); reaching it sets ``status_="max_iter_reached"`` and warns.
+    sv_threshold : float > 0, default=1e-6
+        A pattern is a support vector when ``|alpha_i| > sv_threshold`` (004 §4: 1e-6).
+    decision_function_shape : {'ovr', 'ovo'}, default='ovr'
+        With more than two classes (one-vs-one, module docstring): ``'ovo'`` returns the pair values
+        ``(n_samples, n_pairs)``, ``'ovr'`` votes with confidences ``(n_samples, n_classes)``.
+        Ignored for two classes, where ``decision_function`` returns ``(n_samples,)``.
 
     Attributes
     ----------
-    {attrs}
+    alpha_ : ndarray of shape (n_samples,)
+        alpha of the last iteration, in 004's convention ``f(x) = sum_i alpha_i k(x_i, x) + b``.
+    dual_coef_ : ndarray of shape (n_SV,)
+        ``alpha_i`` over the support vectors; the final model uses these only (004 §4).
+    support_, support_vectors_ : ndarray
+        Indices and patterns with ``|alpha_i| > sv_threshold``.
+    intercept_ : float
+        The bias b.
+    n_iter_ : int
+        Reweighting iterations; ``status_`` (``"optimal"``, ``"max_iter_reached"`` or ``"numerical_issue"``)
+        and ``result_`` (:class:`~svmref.solvers.isls.ISLSResult`, in the solver's units) the solver's.
+    sigma_ : float or None
+        The kernel width used.
+    classes_ : ndarray of shape (n_classes,)
+        The class labels; with two classes ``classes_[1]`` is +1.
+    n_features_in_ : int
+        Number of features seen in ``fit`` (``n_samples`` with ``kernel="precomputed"``).
+    pairs_, estimators_ : ndarray of shape (n_pairs, 2), list of estimators
+        More than two classes only: the class-index pairs ``(i, j)`` and the binary model of each
+        (``classes_[j]`` is +1). Then ``intercept_``, ``n_iter_`` and ``status_`` are arrays over the
+        pairs, ``support_`` is the union of the pairs' support vectors, and the other binary attributes
+        live on ``estimators_[k]``.
 
     Examples
     --------
@@ -797,7 +1032,7 @@ class ISLSSVC(_ISLS, _KernelClassifier):
     True
     """
 
-    _parameter_constraints = {**_ISLS_CONSTRAINTS, **_SHAPE_CONSTRAINT}
+    _hyperparameter_rules = {**_ISLS_RULES, **_SHAPE_RULE}
 
     def __init__(self, C=1.0, *, kernel="rbf", sigma="scale", degree=2, c=1.0, k=1.0, theta=0.0,
                  tol=1e-4, max_iter=50, sv_threshold=1e-6, decision_function_shape="ovr"):
@@ -820,28 +1055,11 @@ class ISLSSVC(_ISLS, _KernelClassifier):
 # ------------------------------------------------------------------------------------------------
 # regressors
 # ------------------------------------------------------------------------------------------------
-_STANDARDIZE = """standardize_y : bool, default=True
-        Fit on ``(y - mean(y)) / std(y)`` and map the model back (``y_mean_``, ``y_scale_``); the fitted
-        ``alpha_``, ``dual_coef_``, ``intercept_`` and ``predict`` are in the units of ``y`` either way.
-        On by default because LS-SVMlab, the toolbox of 004's experiments (004 §4), standardises the
-        targets by default (its ``'preprocess'`` option) and because {why}."""
-
-_REGRESSOR_ATTRS = """y_mean_, y_scale_ : float
-        The target standardisation used (0.0 and 1.0 when ``standardize_y=False``).
-    n_features_in_ : int
-        Number of features seen in ``fit`` (``n_samples`` with ``kernel="precomputed"``)."""
-
-
 class _KernelRegressor(_KernelMixin, _Regressor):
     pass
 
 
-@_doc(kernel_params=_KERNEL_PARAMS % {"kernel": "rbf"},
-      standardize=_STANDARDIZE.format(why="it keeps the linear system's scale independent of the\n        "
-                                          "targets' (the solution itself is affine-equivariant in y: with and "
-                                          "without, the predictions\n        agree to round-off)"),
-      regressor_attrs=_REGRESSOR_ATTRS)
-class LSSVR(_KernelRegressor):
+class LSSVR(_StandardizedTarget, _KernelRegressor):
     """LS-SVM regression (004 eqs. (1)-(2); 002), by :func:`svmref.solvers.linear.ls_svm_regression`.
 
     Primal (004 eq. (1)): ``min 1/2 ||W||^2 + C/2 sum_i xi_i^2`` s.t. ``W.Phi(x_i) + b = y_i - xi_i``;
@@ -851,8 +1069,30 @@ class LSSVR(_KernelRegressor):
     ----------
     C : float > 0, default=1.0
         Penalty of the squared errors (``gamma`` in LS-SVMlab and 002).
-    {kernel_params}
-    {standardize}
+    kernel : {'rbf', 'gaussian', 'poly', 'linear', 'mlp', 'precomputed'}, default='rbf'
+        ``rbf`` exp(-||x-z||^2/sigma^2) (000 §4, 002, 004 §4); ``gaussian`` exp(-||x-z||^2/(2 sigma^2))
+        (001 §3); ``poly`` (1 + x'z/c)^degree and ``mlp`` tanh(k x'z + theta) (002; not positive
+        semidefinite for every k, theta); ``linear`` x'z; ``precomputed``: ``X`` is the Gram matrix,
+        ``(n_samples, n_samples)`` in ``fit`` and ``(n_test, n_samples)`` (kernel between the test and
+        the training patterns) in ``predict``, as in :class:`sklearn.svm.SVC`.
+    sigma : float > 0 or 'scale', default='scale'
+        Kernel width of ``rbf`` and ``gaussian``. ``'scale'`` takes the width of scikit-learn's
+        ``gamma='scale'``: ``exp(-||x-z||^2 / (n_features Var(X)))`` (``Var(X)`` over all entries of
+        the training ``X``; 1 if it is 0), i.e. ``sigma^2 = n_features Var(X)`` for ``rbf`` and half
+        that for ``gaussian``. The value used is ``sigma_``.
+    degree : int >= 1, default=2
+        Degree ``d`` of ``poly``.
+    c : float > 0, default=1.0
+        Scale ``c`` of ``poly``.
+    k, theta : float, default=1.0, 0.0
+        Slope and offset of ``mlp``.
+    standardize_y : bool, default=True
+        Fit on ``(y - mean(y)) / std(y)`` and map the model back (``y_mean_``, ``y_scale_``); the fitted
+        ``alpha_``, ``dual_coef_``, ``intercept_`` and ``predict`` are in the units of ``y`` either way.
+        On by default because LS-SVMlab, the toolbox of 004's experiments (004 §4), standardises the
+        targets by default (its ``'preprocess'`` option) and because it keeps the linear system's scale independent of the
+        targets' (the solution itself is affine-equivariant in y: with and without, the predictions
+        agree to round-off).
 
     Attributes
     ----------
@@ -866,7 +1106,10 @@ class LSSVR(_KernelRegressor):
         1 (a direct solve); ``status_`` and ``result_`` (standardised units) the solver's.
     sigma_ : float or None
         The kernel width used.
-    {regressor_attrs}
+    y_mean_, y_scale_ : float
+        The target standardisation used (0.0 and 1.0 when ``standardize_y=False``).
+    n_features_in_ : int
+        Number of features seen in ``fit`` (``n_samples`` with ``kernel="precomputed"``).
 
     Examples
     --------
@@ -882,7 +1125,7 @@ class LSSVR(_KernelRegressor):
     True
     """
 
-    _parameter_constraints = {"C": _POSITIVE, **_KERNEL_CONSTRAINTS, "standardize_y": _BOOL}
+    _hyperparameter_rules = {"C": POSITIVE, **_KERNEL_RULES, "standardize_y": BOOL}
 
     def __init__(self, C=1.0, *, kernel="rbf", sigma="scale", degree=2, c=1.0, k=1.0, theta=0.0, standardize_y=True):
         self.C = C
@@ -901,28 +1144,68 @@ class LSSVR(_KernelRegressor):
         self._store(X, res.alpha, res.b, res, res.alpha)
 
 
-@_doc(params=_ISLS_PARAMS.format(kernel_params=_KERNEL_PARAMS % {"kernel": "rbf"}),
-      standardize=_STANDARDIZE.format(why="in 004's Algorithm 1 verbatim the stopping rule\n        ``tol`` and "
-                                          "``sv_threshold`` are absolute thresholds on alpha, which carries the units "
-                                          "of y.\n        :func:`~svmref.solvers.isls.isls_svm` (default "
-                                          "``weight_scale='auto'``) already measures them in a unit of alpha\n        "
-                                          "derived from Var(y), so here the fit is unit-free either way and the option "
-                                          "changes round-off\n        only (tested)"),
-      attrs=_ISLS_ATTRS.format(units=", in the units of y") + "\n    " + _REGRESSOR_ATTRS)
-class ISLSSVR(_ISLS, _KernelRegressor):
+class ISLSSVR(_ISLS, _StandardizedTarget, _KernelRegressor):
     """ISLS-SVM regression, a sparse LS-SVM (004, Algorithm 1), by :func:`svmref.solvers.isls.isls_svm`.
 
     Starting from the LS-SVM regression solution (004 eq. (2)), each iteration sets ``lambda_i = 1/alpha_i^2``
-    and solves the weighted problem (004 eqs. (3)-(4)); ``f(x) = sum_{{i in support_}} alpha_i k(x_i, x) + b``.
+    and solves the weighted problem (004 eqs. (3)-(4)); ``f(x) = sum_{i in support_} alpha_i k(x_i, x) + b``.
 
     Parameters
     ----------
-    {params}
-    {standardize}
+    C : float > 0, default=1.0
+        Penalty of the squared errors (004 eq. (1)).
+    kernel : {'rbf', 'gaussian', 'poly', 'linear', 'mlp', 'precomputed'}, default='rbf'
+        ``rbf`` exp(-||x-z||^2/sigma^2) (000 §4, 002, 004 §4); ``gaussian`` exp(-||x-z||^2/(2 sigma^2))
+        (001 §3); ``poly`` (1 + x'z/c)^degree and ``mlp`` tanh(k x'z + theta) (002; not positive
+        semidefinite for every k, theta); ``linear`` x'z; ``precomputed``: ``X`` is the Gram matrix,
+        ``(n_samples, n_samples)`` in ``fit`` and ``(n_test, n_samples)`` (kernel between the test and
+        the training patterns) in ``predict``, as in :class:`sklearn.svm.SVC`.
+    sigma : float > 0 or 'scale', default='scale'
+        Kernel width of ``rbf`` and ``gaussian``. ``'scale'`` takes the width of scikit-learn's
+        ``gamma='scale'``: ``exp(-||x-z||^2 / (n_features Var(X)))`` (``Var(X)`` over all entries of
+        the training ``X``; 1 if it is 0), i.e. ``sigma^2 = n_features Var(X)`` for ``rbf`` and half
+        that for ``gaussian``. The value used is ``sigma_``.
+    degree : int >= 1, default=2
+        Degree ``d`` of ``poly``.
+    c : float > 0, default=1.0
+        Scale ``c`` of ``poly``.
+    k, theta : float, default=1.0, 0.0
+        Slope and offset of ``mlp``.
+    tol : float > 0, default=1e-4
+        Stop when ``||alpha^t - alpha^(t+1)||_2 / N < tol`` (004 §4: 1e-4).
+    max_iter : int >= 1, default=50
+        Reweighting iterations (004 §4: 50); reaching it sets ``status_="max_iter_reached"`` and warns.
+    sv_threshold : float > 0, default=1e-6
+        A pattern is a support vector when ``|alpha_i| > sv_threshold`` (004 §4: 1e-6).
+    standardize_y : bool, default=True
+        Fit on ``(y - mean(y)) / std(y)`` and map the model back (``y_mean_``, ``y_scale_``); the fitted
+        ``alpha_``, ``dual_coef_``, ``intercept_`` and ``predict`` are in the units of ``y`` either way.
+        On by default because LS-SVMlab, the toolbox of 004's experiments (004 §4), standardises the
+        targets by default (its ``'preprocess'`` option) and because in 004's Algorithm 1 verbatim the stopping rule
+        ``tol`` and ``sv_threshold`` are absolute thresholds on alpha, which carries the units of y.
+        :func:`~svmref.solvers.isls.isls_svm` (default ``weight_scale='auto'``) already measures them in a unit of alpha
+        derived from Var(y), so here the fit is unit-free either way and the option changes round-off
+        only (tested).
 
     Attributes
     ----------
-    {attrs}
+    alpha_ : ndarray of shape (n_samples,)
+        alpha of the last iteration, in 004's convention ``f(x) = sum_i alpha_i k(x_i, x) + b``, in the units of y.
+    dual_coef_ : ndarray of shape (n_SV,)
+        ``alpha_i`` over the support vectors; the final model uses these only (004 §4).
+    support_, support_vectors_ : ndarray
+        Indices and patterns with ``|alpha_i| > sv_threshold``.
+    intercept_ : float
+        The bias b, in the units of y.
+    n_iter_ : int
+        Reweighting iterations; ``status_`` (``"optimal"``, ``"max_iter_reached"`` or ``"numerical_issue"``)
+        and ``result_`` (:class:`~svmref.solvers.isls.ISLSResult`, in the solver's units) the solver's.
+    sigma_ : float or None
+        The kernel width used.
+    y_mean_, y_scale_ : float
+        The target standardisation used (0.0 and 1.0 when ``standardize_y=False``).
+    n_features_in_ : int
+        Number of features seen in ``fit`` (``n_samples`` with ``kernel="precomputed"``).
 
     Examples
     --------
@@ -935,7 +1218,7 @@ class ISLSSVR(_ISLS, _KernelRegressor):
     (True, True)
     """
 
-    _parameter_constraints = {**_ISLS_CONSTRAINTS, "standardize_y": _BOOL}
+    _hyperparameter_rules = {**_ISLS_RULES, "standardize_y": BOOL}
 
     def __init__(self, C=1.0, *, kernel="rbf", sigma="scale", degree=2, c=1.0, k=1.0, theta=0.0,
                  tol=1e-4, max_iter=50, sv_threshold=1e-6, standardize_y=True):
@@ -958,7 +1241,6 @@ class ISLSSVR(_ISLS, _KernelRegressor):
 # ------------------------------------------------------------------------------------------------
 # support features machine (003)
 # ------------------------------------------------------------------------------------------------
-@_doc(shape_param=_SHAPE_PARAM, classifier_attrs=_CLASSIFIER_ATTRS)
 class SupportFeaturesClassifier(_Classifier):
     """Support features machine (003 eq. (5)), linear, by :func:`svmref.solvers.support_features.support_features`.
 
@@ -980,7 +1262,10 @@ class SupportFeaturesClassifier(_Classifier):
     cache_size : float > 0, default=200.0
         Megabytes for the cached columns of ``X X'`` that the second-order working set and the gradient update
         read (the kernel seam's LRU cache, as ``SVC(cache_size=200)``); a tiny cache is slower, never wrong.
-    {shape_param}
+    decision_function_shape : {'ovr', 'ovo'}, default='ovr'
+        With more than two classes (one-vs-one, module docstring): ``'ovo'`` returns the pair values
+        ``(n_samples, n_pairs)``, ``'ovr'`` votes with confidences ``(n_samples, n_classes)``.
+        Ignored for two classes, where ``decision_function`` returns ``(n_samples,)``.
 
     Attributes
     ----------
@@ -994,7 +1279,15 @@ class SupportFeaturesClassifier(_Classifier):
         lam, the dual variables of 003 eq. (10).
     n_iter_ : int
         Pair steps; ``status_`` and ``result_`` (:class:`~svmref.solvers.support_features.SFMResult`) the solver's.
-    {classifier_attrs}
+    classes_ : ndarray of shape (n_classes,)
+        The class labels; with two classes ``classes_[1]`` is +1.
+    n_features_in_ : int
+        Number of features seen in ``fit`` (``n_samples`` with ``kernel="precomputed"``).
+    pairs_, estimators_ : ndarray of shape (n_pairs, 2), list of estimators
+        More than two classes only: the class-index pairs ``(i, j)`` and the binary model of each
+        (``classes_[j]`` is +1). Then ``intercept_``, ``n_iter_`` and ``status_`` are arrays over the
+        pairs, ``support_`` is the union of the pairs' support vectors, and the other binary attributes
+        live on ``estimators_[k]``.
 
     Examples
     --------
@@ -1009,13 +1302,13 @@ class SupportFeaturesClassifier(_Classifier):
     array([0, 1, 2, 4])
     """
 
-    _parameter_constraints = {
-        "C": _POSITIVE,
-        "mu": ("a float in [0, 1)", lambda v: _is_real(v) and 0 <= v < 1),
-        "tol": _POSITIVE,
-        "max_iter": _INT_GE1_OR_NONE,
-        "cache_size": _POSITIVE,
-        **_SHAPE_CONSTRAINT,
+    _hyperparameter_rules = {
+        "C": POSITIVE,
+        "mu": Rule("a float in [0, 1)", lambda v: is_real(v) and 0 <= v < 1),
+        "tol": POSITIVE,
+        "max_iter": INT_GE1_OR_NONE,
+        "cache_size": POSITIVE,
+        **_SHAPE_RULE,
     }
 
     def __init__(self, C=1.0, mu=0.0, *, tol=1e-3, max_iter=None, cache_size=200.0, decision_function_shape="ovr"):
@@ -1039,14 +1332,13 @@ class SupportFeaturesClassifier(_Classifier):
         self.result_ = res
 
     def _binary_decision(self, X):
-        """``f(x) = a'x + b``."""
-        return X @ self.coef_ + self.intercept_
+        """``f(x) = a'x + b`` (003 eq. (8)-(11)): the kernel expansion with ``K_cross = X``, ``coef = a``."""
+        return kernel_expansion(X, self.coef_, self.intercept_)
 
 
 # ------------------------------------------------------------------------------------------------
 # epsilon-SVR (004 Table 1, the SVM column)
 # ------------------------------------------------------------------------------------------------
-@_doc(kernel_params=_KERNEL_PARAMS % {"kernel": "rbf"}, smo_params=_SMO_OPTIONS)
 class L1SVR(_SMOMixin, _KernelRegressor):
     """epsilon-insensitive support vector regression (Vapnik's SVR), by :func:`svmref.solvers.smo.svr`.
 
@@ -1069,8 +1361,41 @@ class L1SVR(_SMOMixin, _KernelRegressor):
         Penalty of the slacks (the box ``[0, C]``).
     epsilon : float >= 0, default=0.1
         Half-width of the insensitive tube, in the units of y.
-    {kernel_params}
-    {smo_params}
+    kernel : {'rbf', 'gaussian', 'poly', 'linear', 'mlp', 'precomputed'}, default='rbf'
+        ``rbf`` exp(-||x-z||^2/sigma^2) (000 §4, 002, 004 §4); ``gaussian`` exp(-||x-z||^2/(2 sigma^2))
+        (001 §3); ``poly`` (1 + x'z/c)^degree and ``mlp`` tanh(k x'z + theta) (002; not positive
+        semidefinite for every k, theta); ``linear`` x'z; ``precomputed``: ``X`` is the Gram matrix,
+        ``(n_samples, n_samples)`` in ``fit`` and ``(n_test, n_samples)`` (kernel between the test and
+        the training patterns) in ``predict``, as in :class:`sklearn.svm.SVC`.
+    sigma : float > 0 or 'scale', default='scale'
+        Kernel width of ``rbf`` and ``gaussian``. ``'scale'`` takes the width of scikit-learn's
+        ``gamma='scale'``: ``exp(-||x-z||^2 / (n_features Var(X)))`` (``Var(X)`` over all entries of
+        the training ``X``; 1 if it is 0), i.e. ``sigma^2 = n_features Var(X)`` for ``rbf`` and half
+        that for ``gaussian``. The value used is ``sigma_``.
+    degree : int >= 1, default=2
+        Degree ``d`` of ``poly``.
+    c : float > 0, default=1.0
+        Scale ``c`` of ``poly``.
+    k, theta : float, default=1.0, 0.0
+        Slope and offset of ``mlp``.
+    tol : float > 0, default=1e-3
+        SMO stopping tolerance on the KKT gap (000 eqs. (10)-(11); 1e-3 is the paper's, 000 §4).
+    wss : {'second', 'first'}, default='second'
+        Working-set selection: maximal violating pair (000 eq. (8)) or second order (Fan, Chen & Lin 2005).
+    max_iter : int >= 1 or None, default=None
+        SMO pair steps; None: the solver's default. Reaching it sets ``status_="max_iter_reached"`` and
+        warns ``ConvergenceWarning``.
+    shrinking : bool, default=True
+        LIBSVM's shrinking heuristic (the same solution to ``tol``; only the time differs).
+    cache_size : float > 0, default=200.0
+        Megabytes of kernel columns cached (as ``SVC(cache_size=...)``): with the ``linear``, ``poly``,
+        ``rbf`` and ``gaussian`` kernels SMO computes the columns of K it needs from X
+        (:class:`~svmref.solvers.smo.RawKernel`) and never forms the full ``n_samples^2`` matrix; ``mlp``
+        and ``precomputed`` use the dense K.
+    on_nonconvex : {'raise', 'clamp'}, default='raise'
+        A kernel matrix that is not positive semidefinite (``mlp``; a precomputed indefinite K) makes the
+        dual non-convex: ``'raise'`` raises :class:`~svmref._validation.NotConvexError`, ``'clamp'`` goes on
+        as LIBSVM does (``status_="not_convex"``, with a warning).
 
     Attributes
     ----------
@@ -1104,7 +1429,7 @@ class L1SVR(_SMOMixin, _KernelRegressor):
     True
     """
 
-    _parameter_constraints = {"C": _POSITIVE, "epsilon": _NONNEGATIVE, **_KERNEL_CONSTRAINTS, **_SMO_CONSTRAINTS}
+    _hyperparameter_rules = {"C": POSITIVE, "epsilon": NONNEGATIVE, **_KERNEL_RULES, **_SMO_RULES}
 
     def __init__(self, C=1.0, epsilon=0.1, *, kernel="rbf", sigma="scale", degree=2, c=1.0, k=1.0, theta=0.0,
                  tol=1e-3, wss="second", max_iter=None, shrinking=True, cache_size=200.0, on_nonconvex="raise"):

@@ -2,12 +2,14 @@
 kernels, target standardisation, parameter checks, and the docstring examples."""
 from __future__ import annotations
 
+import ast
 import doctest
+import inspect
 import re
 
 import numpy as np
 import pytest
-from sklearn.base import clone, is_classifier
+from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.datasets import load_iris
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.svm import SVC, SVR
@@ -32,7 +34,7 @@ X = RNG.normal(size=(60, 2))
 Y = np.where(X[:, 0] + 0.4 * RNG.normal(size=60) > 0, "spam", "ham")
 X_IRIS, Y_IRIS = load_iris(return_X_y=True)
 
-PUBLIC = [name for name in E.__all__ if name != "InvalidParameterError"]
+PUBLIC = [name for name in E.__all__ if name != "HyperparameterError"]
 # the estimators defined here (re-exported ones, such as bayes.BayesianLSSVC, are checked by check_estimator only)
 OWN = [name for name in PUBLIC if getattr(E, name).__module__ == E.__name__]
 KERNEL_ESTIMATORS = [name for name in OWN if "kernel" in getattr(E, name)().get_params()]
@@ -295,9 +297,20 @@ def test_standardized_targets_make_the_model_unit_free(name):
                                         (E.SupportFeaturesClassifier(mu=1.0), "'mu'"), (E.LSSVC(solver="qr"), "'solver'"),
                                         (E.SupportFeaturesClassifier(cache_size=0.0), "'cache_size'")])
 def test_bad_parameters_are_named(est, match):
-    with pytest.raises(E.InvalidParameterError, match=match):
+    with pytest.raises(E.HyperparameterError, match=match):
         est.fit(X, Y if is_classifier(est) else X[:, 0])
-    assert issubclass(E.InvalidParameterError, ValueError)
+    assert issubclass(E.HyperparameterError, ValueError) and issubclass(E.HyperparameterError, TypeError)
+    assert E.InvalidParameterError is E.HyperparameterError  # the earlier name still catches it
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_no_scikit_learn_name_is_shadowed(name):
+    # the rules table and its check have names of their own: scikit-learn's _parameter_constraints and
+    # BaseEstimator._validate_params (another table format) are neither defined nor overridden
+    cls = getattr(E, name)
+    assert not hasattr(cls, "_parameter_constraints")
+    assert getattr(cls, "_validate_params", None) is getattr(BaseEstimator, "_validate_params", None)
+    assert set(cls._hyperparameter_rules) <= set(cls().get_params())
 
 
 def test_one_class_is_an_error_and_max_iter_warns():
@@ -322,6 +335,9 @@ def test_docstrings_are_numpydoc_with_paper_and_example(name):
         assert section in doc, (name, section)
     assert "eq." in doc and any(paper in doc for paper in ("000", "001", "003", "004"))
     assert not re.search(r"\{[a-z_]+\}", doc), "unsubstituted template field"
+    # written out in the source as it reads, not assembled at import time
+    source = ast.parse(inspect.getsource(getattr(E, name)))
+    assert ast.get_docstring(source.body[0], clean=False) == doc
 
 
 def test_support_features_classifier_cache_size_changes_speed_not_answer():
