@@ -9,6 +9,7 @@ Modules:
 * :mod:`svmref.solvers.linear`            -- LS-SVM (classification and regression) and RLS by linear systems;
 * :mod:`svmref.solvers.isls`              -- the ISLS-SVM loop (004, Algorithm 1);
 * :mod:`svmref.solvers.support_features`  -- the generalised SMO for the support features machine (003 §2.6);
+* :mod:`svmref.solvers.sfm_path`          -- its selectivity path and leave-one-out (003 §3);
 * :mod:`svmref.solvers.kernels`           -- kernel matrices (re-exported from :mod:`svmref.kernels`).
 
 Every solver follows the contract that :mod:`svmref.verify` checks: ``f(K, y, C, **options)`` returning a

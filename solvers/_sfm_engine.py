@@ -27,7 +27,7 @@ are judged again on exact ``w`` and ``F`` (:func:`_rejudge`) each time the activ
 periodic refresh and at the stopping rule, which is always checked on all patterns (LIBSVM looks again only
 once, at ``10 tol``: too rarely when the subproblem is slow; ``docs/generalised_smo.md`` §5).
 
-What this engine shares with the box-dual SMO (:mod:`svmref.solvers._smo_kernel`; issue 12):
+What this engine shares with the box-dual SMO (:mod:`svmref.solvers._smo_kernel`):
 
 * **The kernel seam.** The columns of ``K = X X'`` (the linear kernel on the patterns) come only from
   :func:`svmref.solvers._qmatrix.get_col` on the tuple ``Q`` of a ``RawKernel(X, "linear", cache_size=...)``
@@ -44,7 +44,7 @@ What this engine shares with the box-dual SMO (:mod:`svmref.solvers._smo_kernel`
   a'x_t - y_t = -g_t``. Hence ``i = argmax_{I_up} g = argmin_{I_up} F^box``, ``j = argmin_{I_low} g =
   argmax_{I_low} F^box``, and the KKT gap ``max_{I_up} g - min_{I_low} g`` equals
   ``max_{I_low} F^box - min_{I_up} F^box`` (``_smo_common.kkt_gap`` on ``F^box``).
-* **The bias** (in :func:`svmref.solvers.support_features.recover_b`): LIBSVM's rule
+* **The bias** (in :func:`svmref.solvers._sfm_model.recover_b`): LIBSVM's rule
   (:func:`svmref.solvers._smo_common.bias` on ``F^box = F - y``) for ``b_rule="mean"`` and, for both rules,
   when no ``lam_j`` is free; 003 eq. (11) (the ``lam``-weighted mean) for ``b_rule="eq11"`` with free ``lam_j``.
 """
@@ -124,7 +124,7 @@ TAU = 1e-12
 
 
 @njit(cache=True)
-def _select2(X, y, lam, F, C, w, mu, use_gram, Q, diag, act, inact, rows, n_rows):
+def _select2(X, y, lam, F, C, w, mu, use_gram, Q, diag, act, inact, rows, n_rows):  # noqa: C901
     """Second-order working-set selection (Fan, Chen & Lin 2005; LIBSVM's WSS2) adapted to (10).
 
     ``i = argmax_{I_up} (y_t - F_t)`` as in :func:`_select`; ``j`` minimises ``-b_it^2 / q_it`` over
@@ -199,7 +199,7 @@ def _heap_down(key, val, size, pos):
 
 
 @njit(cache=True)
-def _line_search(w, u, mu, yi, yj, tmax, bp, ds):
+def _line_search(w, u, mu, yi, yj, tmax, bp, ds):  # noqa: C901
     """Zero of ``phi'(t) = (y_i - y_j) - a(w + t u)'u`` on ``[0, tmax]`` (003 §2.6, eq. (14)).
 
     ``phi'`` is non-increasing and piecewise linear; the breakpoints are ``t = (+-mu - w_k)/u_k``.
@@ -356,7 +356,7 @@ def _axpy_cols(XT, idx, coef, m, F, rows, n_rows, all_rows):
 
 
 @njit(cache=True)
-def _smo(X, XT, y, C, mu, tol, max_iter, lam, w, F, use_gram, Q, diag, wss, refresh_every, shrinking):
+def _smo(X, XT, y, C, mu, tol, max_iter, lam, w, F, use_gram, Q, diag, wss, refresh_every, shrinking):  # noqa: C901
     """The generalised SMO loop (003 §2.6). Returns ``(n_iter, gap, code, n_refresh, min_rows)``.
 
     ``Q`` is the kernel seam's tuple for ``K = X X'`` (read only by :func:`get_col`, and only when

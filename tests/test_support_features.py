@@ -6,6 +6,7 @@ What each test checks is in its name and docstring; every expected value is deri
 """
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -15,10 +16,10 @@ from hypothesis import strategies as st
 
 import svmref.formulations as F
 from svmref.solvers._result import ConvergenceWarning
+from svmref.solvers.sfm_path import _repair_warm_start
 from svmref.solvers.support_features import (
     PathResult,
     SFMResult,
-    _repair_warm_start,
     dual_objective,
     leave_one_out,
     primal_objective,
@@ -31,7 +32,7 @@ from svmref.solvers.support_features import (
 # ---- tolerances (one table) -------------------------------------------------------------------
 TOL = {
     "smo": 1e-8,            # KKT-gap tolerance given to the solver in the accuracy tests
-    "objective_rel": 1e-6,  # |ours - cvxpy| / max(1, |cvxpy|) for (10), (13), (5)  (issue 5's target)
+    "objective_rel": 1e-6,  # |ours - cvxpy| / max(1, |cvxpy|) for (10), (13), (5)  (the accuracy target)
     "svc_coef": 1e-5,       # max |a - coef_| against scikit-learn's SVC(tol=1e-10)
     "grad_fd": 1e-5,        # finite-difference check of dW/dlam (h = 1e-6, W is C^1 piecewise quadratic)
     "kkt_default": 1e-3,    # the default tol: the recomputed KKT gap must be below it
@@ -64,7 +65,7 @@ def _kkt_gap(X, y, lam, C, mu):
     return float(np.max(g[up]) - np.min(g[low]))
 
 
-INSTANCES = {  # name -> (N, n, seed): n < N and n >= N, as the issue asks
+INSTANCES = {  # name -> (N, n, seed): n < N and n >= N
     "n<N": (30, 8, 1),
     "n>=N": (16, 40, 2),
     "n=N": (20, 20, 3),
@@ -359,6 +360,12 @@ def test_result_fields_and_contract():
     assert np.isclose(r.primal_objective, primal_objective(X, y, r.a, r.b, 1.0, 0.4))
     assert np.array_equal(r.decision_function(X), X @ r.a + r.b)
     assert set(np.unique(r.predict(X))) <= {-1.0, 1.0}
+    f = r.decision_function(X)
+    assert np.array_equal(r.predict(X), np.where(f > 0.0, 1.0, -1.0))
+    # the project's tie rule: f = 0 is class -1 (a'0 + b = 0 exactly with b = 0)
+    tie = dataclasses.replace(r, b=0.0)
+    assert tie.decision_function(np.zeros((1, X.shape[1])))[0] == 0.0
+    assert tie.predict(np.zeros((1, X.shape[1])))[0] == -1.0
     lam, b = r
     assert lam is r.lam and b == r.b
     assert "SFMResult(" in repr(r)
@@ -481,11 +488,11 @@ def test_tol_bounds_the_relative_duality_gap_too():
         assert (r.primal_objective - r.objective) / max(1.0, abs(r.primal_objective)) <= tol
 
 
-# ---- the kernel seam, the shared index sets and bias rule (issue 12) -------------------------------
+# ---- the kernel seam, the shared index sets and bias rule -------------------------------------------
 @pytest.mark.parametrize("wss", ["first", "second"])
 @pytest.mark.parametrize("N, cache_size", [(600, 1e-6), (3000, 1.0)])
 def test_tiny_cache_gives_the_same_solution(N, cache_size, wss):
-    """The K = X X' columns come through the LRU cache of _qmatrix (issue 12): a cache of 2 columns (1e-6 MB,
+    """The K = X X' columns come through the LRU cache of _qmatrix: a cache of 2 columns (1e-6 MB,
     rounded up to the minimum of 2) or of 1 MB (43 columns of 3000) evicts columns all the time, and the
     solution is the one a cache holding every column gives. wss="second" reads K_:i in the selection and then
     K_:i, K_:j in the update: with 2 slots this checks that no column is used after it was evicted."""
@@ -545,7 +552,7 @@ def test_bad_cache_and_gram(kwargs, exc, match):
 
 
 def test_no_dense_gram_is_allocated():
-    """Memory is cache_size + O(N n) (issue 12): N = 3000 with a 1 MB cache allocates far less than the
+    """Memory is cache_size + O(N n): N = 3000 with a 1 MB cache allocates far less than the
     N x N doubles (72 MB) the former dense Gram array took (numpy allocations traced)."""
     import tracemalloc
 
@@ -563,9 +570,9 @@ def test_no_dense_gram_is_allocated():
 
 def test_engine_uses_the_shared_seam_and_index_sets():
     """The generalised SMO defines no index-set tests, bias rule or Gram store of its own: they are
-    _smo_common's and _qmatrix's (issue 12)."""
+    _smo_common's and _qmatrix's."""
     from svmref.solvers import _qmatrix, _sfm_engine, _smo_common
-    from svmref.solvers import support_features as api
+    from svmref.solvers import _sfm_model as api
 
     assert _sfm_engine._in_up is _smo_common._in_up
     assert _sfm_engine._in_low is _smo_common._in_low
@@ -605,7 +612,7 @@ def test_recover_b_is_libsvms_rule_on_the_mapped_gradient(rule):
 
 
 def test_path_shares_one_column_cache():
-    """selectivity_path hands one linear RawKernel to every solve (issue 12): its counters run on across the
+    """selectivity_path hands one linear RawKernel to every solve: its counters run on across the
     mus, each column is computed at most once over the whole path (the cache holds all N), fewer than the
     solves compute with their own caches, and the models are those of separate warm-started solves."""
     X, y = _instance(200, 30, 23)

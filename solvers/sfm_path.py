@@ -1,6 +1,10 @@
-"""The selectivity path and leave-one-out of the support features machine (003 §3, Figs. 2-5).  Re-exported by
-:mod:`svmref.solvers.support_features`, with the "two hypercubes" data of 003 §3.1, which lives in
-:mod:`svmref.datasets.synthetic` (re-exported from here too)."""
+"""The selectivity path and leave-one-out of the support features machine (003 §3, Figs. 2-5).
+
+Both call the solver :func:`svmref.solvers.support_features.support_features` (defined in
+:mod:`svmref.solvers._sfm_model`); :mod:`svmref.solvers.support_features` re-exports the names here, so
+``from svmref.solvers.support_features import selectivity_path`` keeps working. The imports go one way:
+``support_features -> sfm_path -> _sfm_model -> _sfm_engine``.
+"""
 from __future__ import annotations
 
 import time as _time
@@ -9,11 +13,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from svmref._validation import check_mu, check_positive
-from svmref.datasets.synthetic import two_hypercubes  # noqa: F401 (re-export; the generator moved there)
 
-from .support_features import SFMResult, _check_data, _gram_seam, recover_b, support_features
+from ._result import kernel_expansion
+from ._sfm_model import SFMResult, _check_data, _gram_seam, recover_b, support_features
 
-__all__ = ["PathResult", "leave_one_out", "selectivity_path", "two_hypercubes"]
+__all__ = ["PathResult", "leave_one_out", "selectivity_path"]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -113,7 +117,7 @@ def leave_one_out(X, y, C, mu, model: SFMResult | None = None, *, tol=1e-3, **op
             f = F[j] + b
         else:  # a Gram of the full X does not fit the reduced problem: that solve caches its own columns
             r = support_features(X[keep], y[keep], C, mu, tol=tol, lam0=lam_r, **reduced_options)
-            f = float(X[j] @ r.a + r.b)
+            f = float(kernel_expansion(X[j], r.a, r.b)[0])
         margins[j] = y[j] * f
     return float(np.mean(margins <= 0.0)), margins
 
@@ -125,8 +129,8 @@ def selectivity_path(X, y, C, mus, *, tol=1e-3, loo=False, **options) -> PathRes
     do not depend on ``mu``). Returns a :class:`PathResult` with, per mu, the model, the number of
     selected features and (``loo=True``) the leave-one-out error of :func:`leave_one_out`. Extra
     ``options`` go to :func:`support_features` (``b_rule``, ``wss``, ``max_iter``, ``use_gram``,
-    ``cache_size``, ``gram``). The solves share one kernel seam for ``K = X X'`` (issue 12): a column
-    computed for one mu is a cache hit for the next.
+    ``cache_size``, ``gram``). The solves share one kernel seam for ``K = X X'``: a column computed for one
+    mu is a cache hit for the next.
     """
     t0 = _time.perf_counter()
     X, y = _check_data(X, y)
