@@ -4,7 +4,8 @@ except in the one subprocess test):
 * the import contract of the house: ``formulations/`` and ``solvers/`` never import each other, verify's KKT
   module (and what it imports within ``verify/``) imports neither, and importing ``svmref.solvers`` loads
   neither cvxpy nor matplotlib;
-* no import cycle among the project's modules, counting the imports inside functions;
+* no import cycle among the project's modules, counting the imports inside functions (not those under
+  ``if TYPE_CHECKING:``, which never run);
 * no function over :data:`MAX_LINES` lines, except the numba kernels;
 * comments and docstrings refer only to the repository and the papers (no "issue 12", "DESIGN example 3");
 * the shared numerical thresholds (symmetry, PSD) are numbers only in ``svmref/_thresholds.py``.
@@ -73,13 +74,26 @@ def _absolute(name: str) -> str:
     return name
 
 
-def imported_names(path: Path, module: str) -> list[tuple[str, int]]:
+def _type_checking_only(tree) -> set[int]:
+    """``id`` of the import nodes under ``if TYPE_CHECKING:`` (never executed)."""
+    skip = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", getattr(node.test, "attr", "")) == "TYPE_CHECKING":
+            skip |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    return skip
+
+
+def imported_names(path: Path, module: str, runtime_only: bool = False) -> list[tuple[str, int]]:
     """``(dotted name, line)`` of every import in ``path``, at any depth: ``import a.b`` gives ``a.b``;
-    ``from a import b`` gives ``a.b`` (a module or a name in ``a``). Relative imports are resolved."""
+    ``from a import b`` gives ``a.b`` (a module or a name in ``a``). Relative imports are resolved.
+    ``runtime_only`` leaves out the imports under ``if TYPE_CHECKING:``, which never run."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    skip = _type_checking_only(tree) if runtime_only else set()
     out = []
     for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.Import):
             out += [(_absolute(a.name), node.lineno) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -104,11 +118,11 @@ def _target(name: str, modules) -> str | None:
 
 
 def import_graph(modules: dict[str, Path]) -> dict[str, dict[str, int]]:
-    """``module -> {imported project module: line}`` (the first line that imports it)."""
+    """``module -> {imported project module: line}`` (the first line that imports it), the imports that run."""
     graph = {}
     for mod, path in modules.items():
         edges = {}
-        for name, line in imported_names(path, mod):
+        for name, line in imported_names(path, mod, runtime_only=True):
             t = _target(name, modules)
             if t is not None and t != mod:
                 edges.setdefault(t, line)
@@ -121,7 +135,8 @@ def _within(mod: str, pkg: str) -> bool:
 
 
 def contract_violations(root: Path) -> list[str]:
-    """The imports that break the house's contract (DESIGN.md, "Independence is the point")."""
+    """The imports that break the house's contract (DESIGN.md, "Independence is the point"), including those
+    under ``if TYPE_CHECKING:`` (a type annotation couples the packages too)."""
     modules = collect_modules(root)
     graph = {m: {name: line for name, line in imported_names(p, m)} for m, p in modules.items()}
     bad = []
@@ -397,13 +412,18 @@ def test_guards_catch_planted_violations(case, tmp_path):
     assert any(f.startswith(expected) for f in found), found
 
 
-def test_guards_spare_numba_kernels_and_plain_strings(tmp_path):
-    """A numba kernel may be long; an error message (not a docstring) may say "issue"."""
+def test_guards_spare_numba_kernels_plain_strings_and_type_checking_imports(tmp_path):
+    """A numba kernel may be long; an error message (not a docstring) may say "issue"; an import under
+    ``if TYPE_CHECKING:`` makes no cycle (it never runs) but still counts against the contract."""
     root = _tree(tmp_path, {
         "solvers/kern.py": "from numba import njit\n\n@njit(cache=True)\n" + _LONG,
         "solvers/msg.py": "def f():\n    '''Docstring.'''\n    raise ValueError('see issue 4 of the input')\n",
+        "formulations/a.py": "from . import b\n",
+        "formulations/b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import a\n"
+                             "    from svmref.solvers import smo\n",
     })
-    assert long_functions(root) == [] and untraceable_references(root) == []
+    assert long_functions(root) == [] and untraceable_references(root) == [] and import_cycles(root) == []
+    assert contract_violations(root) == ["formulations/b.py:4 imports svmref.solvers.smo"]
 
 
 def test_heavy_import_check_can_fail():
