@@ -582,6 +582,14 @@ def _sync(F, act, na):
         F[act.active[q]] = act.cF[q]
 
 
+@njit(cache=True, inline="always")
+def _report_pair(out, i, j, a):
+    # the pair that proved Kt not PSD or the dual unbounded, for the caller's message
+    out[OUT_I] = i
+    out[OUT_J] = j
+    out[OUT_AIJ] = a
+
+
 # ------------------------------------------------------------------------------------------------
 # the loop
 # ------------------------------------------------------------------------------------------------
@@ -608,12 +616,12 @@ def solve(qp, opts, alpha, F, Gbar, out, cbuf):  # noqa: C901
     column cache; ``out`` (float64[6]) receives the ``OUT_*`` slots.  Each iteration (000 §3; Fan, Chen & Lin
     2005, WSS 2):
 
-    1. select: ``i = argmin_{t in I_up} F_t`` (000 eq. (8): L = argmin over I_L of W.Phi(X_t) - y_t), and
-       ``j = argmax_{t in I_low} F_t`` (000 eq. (8)) or, second order, the ``j`` of :func:`_second_order_j`;
-    2. stop when ``gap = max_{I_low} F - min_{I_up} F <= tol`` (000 eq. (10)/(11)), confirmed on every variable;
-    3. step: the clipped step on the pair (000 eq. (9));
-    4. update: alpha, the index sets, ``Gbar`` and ``F`` (rank 2), fused with the extremes of step 1 of the
-       next iteration in one pass over the active variables.
+    * stop when ``gap = max_{I_low} F - min_{I_up} F <= tol`` (000 eq. (10)/(11)), confirmed on every variable;
+    * select ``i = argmin_{t in I_up} F_t`` (000 eq. (8): L = argmin over I_L of W.Phi(X_t) - y_t) and
+      ``j = argmax_{t in I_low} F_t`` (000 eq. (8)) or, second order, the ``j`` of :func:`_second_order_j`;
+    * step: the clipped step on the pair (000 eq. (9));
+    * update alpha, the index sets, ``Gbar`` and ``F`` (rank 2), fused with the selection of the next ``i``
+      (and of ``max_{I_low} F``) in one pass over the active variables.
     """
     M = alpha.shape[0]
     Q, Kd, pat, y, lower, upper, shift = qp.Q, qp.Kd, qp.pat, qp.y, qp.lower, qp.upper, qp.shift
@@ -632,7 +640,7 @@ def solve(qp, opts, alpha, F, Gbar, out, cbuf):  # noqa: C901
     i, Fmin, jmax, Fmax = _scan(act.active, na, sets.member, F)
     gap = Fmax - Fmin
     while True:
-        # --- shrinking, every min(M, 1000) iterations ---------------------------------------------
+        # --- shrink: every min(M, 1000) iterations -------------------------------------------------
         if opts.shrinking:
             counter -= 1
             if counter == 0:
@@ -654,7 +662,7 @@ def solve(qp, opts, alpha, F, Gbar, out, cbuf):  # noqa: C901
                         na = _shrink(act.active, na, sets.member, F, Fmin, Fmax, act.is_active)
                         i, Fmin, jmax, Fmax = _scan(act.active, na, sets.member, F)
                     min_active = min(min_active, na)
-        # --- 2. stopping rule on the KKT gap, confirmed on every variable ---------------------------
+        # --- stop: the KKT gap (000 eq. (10)/(11)), confirmed on every variable ----------------------
         gap = Fmax - Fmin
         stop = _stop(gap, tol, i, jmax)
         if stop or n_iter >= opts.max_iter:
@@ -672,7 +680,7 @@ def solve(qp, opts, alpha, F, Gbar, out, cbuf):  # noqa: C901
                 break
             counter = 1  # the gap over the active set was below tol, over all is not: LIBSVM shrinks again now
             continue
-        # --- 1. select j ---------------------------------------------------------------------------
+        # --- select: j (i and the extremes of F come from the update pass; 000 eq. (8)) --------------
         if not compact:
             _enter_compact(qp, F, sets, act, na, cc, M)
             compact = True
@@ -687,14 +695,12 @@ def solve(qp, opts, alpha, F, Gbar, out, cbuf):  # noqa: C901
             j, bad, a_bad, seen = _second_order_j(i, Fmin, Kii, cKi, act, na, Kd, shift, opts.psd_rtol, opts.clamp)
             clamped |= seen
             if bad >= 0:
-                out[OUT_I] = i
-                out[OUT_J] = bad
-                out[OUT_AIJ] = a_bad
+                _report_pair(out, i, bad, a_bad)
                 _sync(F, act, na)
                 return n_iter, NOT_CONVEX, gap
             if j < 0:  # cannot happen when gap > 0, kept as a guard
                 j = jmax
-        # --- 3. clipped step along (+y_i at i, -y_j at j) ---------------------------------------------
+        # --- step: along (+y_i at i, -y_j at j), clipped to the box (000 eq. (9)) ---------------------
         pj = pat[j]
         qi = act.pos[i]
         qj = act.pos[j]
@@ -710,23 +716,18 @@ def solve(qp, opts, alpha, F, Gbar, out, cbuf):  # noqa: C901
         if aij <= 0.0:
             if _proves_not_psd(aij, Kii, Kd[pj], shift, opts.psd_rtol):
                 if not opts.clamp:
-                    out[OUT_I] = i
-                    out[OUT_J] = j
-                    out[OUT_AIJ] = aij
+                    _report_pair(out, i, j, aij)
                     _sync(F, act, na)
                     return n_iter, NOT_CONVEX, gap
                 clamped = True
             if mi == np.inf and mj == np.inf:
-                # no curvature and no box along this direction: D is unbounded below
-                out[OUT_I] = i
-                out[OUT_J] = j
-                out[OUT_AIJ] = aij
+                _report_pair(out, i, j, aij)  # no curvature and no box along this direction: D is unbounded below
                 status = UNBOUNDED
                 break
             aij = TAU
         ai_new, aj_new = _clipped_step((act.cF[qj] - act.cF[qi]) / aij, ai_old, aj_old, yi, yj, mi, mj,
                                        lower[i], upper[i], lower[j], upper[j])
-        # --- 4. update alpha, the index sets, Gbar and F ---------------------------------------------
+        # --- update: alpha, the index sets, Gbar and F (rank 2) ---------------------------------------
         alpha[i] = ai_new
         alpha[j] = aj_new
         _set_membership(i, qi, ai_new, yi, lower[i], upper[i], sets, act)

@@ -789,4 +789,4 @@ def svr(K, y, C, epsilon=0.1, *, tol=1e-3, wss="second", max_iter=None, shrinkin
     return SMOResult(alpha=coef, b=res.b, objective=res.objective, n_iter=res.n_iter, converged=res.converged,
                      status=res.status, message=res.message, time=time.perf_counter() - t0, kkt_gap=res.kkt_gap,
                      info=info, coef=coef, objective_sense="min", n_sv=int(np.count_nonzero(coef)),
-                     n_free=res.n_free, wss=wss, tol=tol)
+                     n_free=res.n_free, wss=wss, tol=tol, task="regression")

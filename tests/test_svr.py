@@ -1,4 +1,4 @@
-"""epsilon-SVR (issue 12): the cvxpy primal and dual (formulations/svr.py), their equality, and the SMO
+"""epsilon-SVR: the cvxpy primal and dual (formulations/svr.py), their equality, and the SMO
 solver ``svmref.solvers.smo.svr`` (2N variables and a linear term on the one engine) against them and
 against scikit-learn's ``SVR(kernel="precomputed")`` (LIBSVM)."""
 from __future__ import annotations
@@ -138,3 +138,16 @@ def test_targets_with_nan_are_refused():
     z[2] = np.nan
     with pytest.raises(ValueError, match="y contains NaN"):
         smo.svr(K, z, C, eps)
+
+
+def test_svr_result_predicts_values_not_labels():
+    """An epsilon-SVR result is a regression (``task="regression"``): ``predict`` is the decision function
+    ``f(x) = sum_i coef_i k(x_i, x) + b`` itself, not its sign, and ``decision_function`` is that sum."""
+    X, z = _data()
+    K = rbf_kernel(X, sigma=1.0)
+    r = smo.svr(K, z, 1.0, 0.1, tol=1e-8)
+    assert r.task == "regression"
+    f = K[:7] @ r.coef + r.b
+    assert np.allclose(r.decision_function(K[:7]), f, rtol=0, atol=1e-12)
+    assert np.array_equal(r.predict(K[:7]), r.decision_function(K[:7]))
+    assert not np.all(np.isin(r.predict(K[:7]), (-1.0, 1.0)))
