@@ -1,6 +1,6 @@
-"""Speed of the SMO engine against LIBSVM (scikit-learn's SVC), ratios measured in one run (issue 12).
+"""Speed of the SMO engine against LIBSVM (scikit-learn's SVC), ratios measured in one run.
 
-Instance (issue 3): overlapping Gaussian blobs in d = 10 dimensions (see :func:`blobs`), RBF kernel
+Instance: overlapping Gaussian blobs in d = 10 dimensions (see :func:`blobs`), RBF kernel
 ``exp(-||x - z||^2 / sigma^2)`` with ``sigma^2 = d``, labels +-1, tol = 1e-3 (LIBSVM's default).
 BLAS is pinned to one thread (threadpoolctl) for both sides; each time is the median of ``--repeat`` runs.
 

@@ -1,4 +1,4 @@
-"""Raw X at large N: our L1 SMO through ``RawKernel`` against ``SVC(kernel="rbf")``, one subprocess per fit (issue 12).
+"""Raw X at large N: our L1 SMO through ``RawKernel`` against ``SVC(kernel="rbf")``, one subprocess per fit.
 
 Instance: the blobs of :mod:`benchmarks/smo.py <smo>` (d = 10, overlapping Gaussians), RBF
 ``exp(-||x - z||^2 / sigma^2)`` with ``sigma^2 = d`` by default (SVC: ``gamma = 1/sigma^2``), C = 1, tol = 1e-3,
@@ -8,7 +8,7 @@ one thread (threadpoolctl, and the ``*_NUM_THREADS`` variables). Before the time
 and does a tiny warm-up fit (numba compilation is not timed); its resident size then is the ``base`` column.
 
 Printed per N: both times and their ratio (ours / SVC, < 1: ours faster), both peak RSS, ``base`` (our child's
-resident size before the fit: interpreter, numpy, numba, X), and our budget ``cache + O(N d)`` that issue 12 asks for, written as
+resident size before the fit: interpreter, numpy, numba, X), and our budget ``cache + O(N d)``, written as
 ``base + cache + 8 N (2 d + 26) bytes``: X once more, its transpose for the column loop, and the solver's
 per-variable state, about 26 length-N vectors (alpha, gradient, bounds; the engine's compact layout: gradient,
 masks, diagonal, pattern and position of each active variable, the cache's bookkeeping and its two working columns).

@@ -1,4 +1,4 @@
-"""Benchmark of the generalised SMO for the support features machine (003 §2.6), issue 5.
+"""Benchmark of the generalised SMO for the support features machine (003 §2.6).
 
 One run measures, on the two-hypercubes data of 003 §3.1 scaled up (:func:`svmref.solvers.support_features.two_hypercubes`):
 
@@ -10,7 +10,7 @@ One run measures, on the two-hypercubes data of 003 §3.1 scaled up (:func:`svmr
    dividing (5) by ``C N`` gives ``(1/N) sum hinge + alpha (l1_ratio |a|_1 + (1 - l1_ratio)/2 |a|^2)`` with
    ``alpha = (2 - mu)/(C N)`` and ``l1_ratio = mu/(2 - mu)``; we report the primal objective (5) that SGD
    reaches within the time our solver takes (epochs increased until that time is spent);
-3. the column cache of ``K = X X'`` (issue 12: the kernel seam ``_qmatrix.RawKernel(X, "linear", cache_size)``
+3. the column cache of ``K = X X'`` (the kernel seam ``_qmatrix.RawKernel(X, "linear", cache_size)``
    shared with the box-dual SMO): our solver with a cache holding every column, half of them,
    ``use_gram="auto"`` and (at n = 50 only) a 1 MB cache, each as a ratio to the direct update without
    ``K`` columns (``use_gram=False``), the anchor measured in the same run (median of ``CACHE_REPEATS``,
@@ -121,7 +121,7 @@ def run_cache(sizes, C, mu, seed):
 
     Xs, ys = two_hypercubes(5, 6, seed=seed)
     support_features(Xs, ys, C, mu, use_gram=True)
-    print(f"\ncolumn cache of K = X X' (issue 12), two hypercubes, C = {C}, mu in (0, {mu}), seed = {seed}; "
+    print(f"\ncolumn cache of K = X X', two hypercubes, C = {C}, mu in (0, {mu}), seed = {seed}; "
           f"BLAS pinned to 1 thread; median of {CACHE_REPEATS}, ratio to use_gram=False in the same run")
     with threadpool_limits(1):
         for N, n, tiny in sizes:

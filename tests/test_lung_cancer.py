@@ -19,7 +19,7 @@ from svmref.solvers.support_features import dual_objective, primal_objective, re
 #: tolerances, in one place
 TOL = {
     "solver": LC.TOL,        # KKT gap of every solve (1e-8)
-    "ref": 1e-6,             # path solution vs the cvxpy reference: a, b, objective (the bound)
+    "ref": 1e-6,             # path solution vs the cvxpy reference: a, b, objective (the accuracy target)
     "refit": 1e-6,           # warm-started LOO decision values vs cold refits
 }
 #: CLARABEL tolerances of the reference here, tightest first. The library default (1e-10) resolves the objective,

@@ -1,4 +1,4 @@
-"""Tests of the SMO engine and its four adapters (solvers/smo.py; issue 3).
+"""Tests of the SMO engine and its four adapters (solvers/smo.py).
 
 What is checked, each against a view that does not share code with the solver:
 
@@ -31,9 +31,9 @@ from svmref.solvers._result import ConvergenceWarning
 # tolerances: one table
 # ------------------------------------------------------------------------------------------------
 TOL = {
-    "tight": 1e-8,          # SMO stopping tolerance for the reference comparisons (issue 3)
-    "tightest": 1e-9,       # the smallest tol the issue asks to support
-    "objective_rel": 1e-6,  # |D_smo - D_ref| / max(1, |D_ref|) (issue 3)
+    "tight": 1e-8,          # SMO stopping tolerance for the reference comparisons
+    "tightest": 1e-9,       # the smallest tol the engine supports
+    "objective_rel": 1e-6,  # |D_smo - D_ref| / max(1, |D_ref|)
     "kkt_slack": 1e-9,      # rounding allowed on top of the stopping tolerance in recomputed KKT
     "feas": 1e-10,          # |sum alpha_i y_i| relative to sum |alpha_i|; box violation
     "linear_system": 1e-6,  # LS-SVM alpha, b vs the direct KKT system solve (relative to max|alpha|)
@@ -717,7 +717,7 @@ def test_precomputed_kernel_sketch_refuses_what_the_exact_pass_refuses(monkeypat
 
 
 # ------------------------------------------------------------------------------------------------
-# issue 12: the kernel seam (dense / raw X with an LRU cache), shrinking, Newton steps
+# the kernel seam (dense / raw X with an LRU cache), shrinking, Newton steps
 # ------------------------------------------------------------------------------------------------
 RAW = {  # kernel name -> (RawKernel kwargs, dense kernel of svmref.kernels with the same convention)
     "rbf": ({"sigma": 1.5}, lambda X: rbf_kernel(X, sigma=1.5)),
