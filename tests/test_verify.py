@@ -516,10 +516,10 @@ def test_shifted_geometric_mean():
 
 
 def test_instances_are_deterministic():
-    from svmref.verify import instances
+    from svmref.verify import data
 
-    a = instances._kernel_instances("standard", "box")
-    b = instances._kernel_instances("standard", "box")
+    a = data.kernel_instances("standard", False)
+    b = data.kernel_instances("standard", False)
     for i, j in zip(a, b):
         assert i.name == j.name and np.array_equal(i.X, j.X) and np.array_equal(i.y, j.y)
 

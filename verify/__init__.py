@@ -1,6 +1,6 @@
 """Hold any solver against the cvxpy reference and give a verdict with numbers.
 
->>> import verify
+>>> from svmref import verify
 >>> report = verify.check(my_solver, "least_1norm_svm", instances="quick", tol=1e-6)   # doctest: +SKIP
 >>> print(report)              # a table, then success rate and shifted geometric means   # doctest: +SKIP
 >>> report.passed, report.to_records()                                                   # doctest: +SKIP
@@ -55,6 +55,10 @@ interval, "box violated", "y'alpha != 0", "not optimal (objective gap ...)", "so
 the smallest one-digit ``tol`` at which it would pass (``would_pass_at_tol``; the report's
 ``suite_tol`` for the whole suite), and ``hint: ...`` when it passes after a known convention change
 (``alpha -> y * alpha``, ``b -> -b``, a scaling, the neighbouring formulation).
+
+What differs between formulations (the call, the answer, the residuals, the reference, the decision
+function, the convention slips and the neighbouring problems) is one entry per formulation in
+:mod:`svmref.verify.specs`; docs/verify.md shows what adding a formulation takes.
 
 Verdicts: ``pass``, ``fail``, ``error`` (the solver raised or returned something unusable), ``timeout``
 (no answer within ``timeout``; a failure), ``not convex``

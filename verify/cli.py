@@ -9,10 +9,17 @@ are still written).
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import os
 import sys
+
+from svmref._validation import check_kernel_memory
+from svmref.cli import ArgumentParser, UsageError, check_number, check_writable, make_parent
+
+from . import specs
+from .core import DEFAULT_TOL, SignatureError, check, check_signature
+from .instances import SCALABLE, SUITES, from_data, load_csv, suite
+from .loader import SpecError, load_spec
+from .report import Record, Report
 
 __all__ = ["main", "load_spec", "SpecError"]
 
@@ -23,7 +30,7 @@ packages) or path/to/file.py:callable.
 WARNING: verify imports SPEC and runs it: it executes the code you name, by design.
 Only verify code you trust.
 
-The solver contract (see 'python -c "import verify; help(verify)"'):
+The solver contract (see 'python -c "from svmref import verify; help(verify)"'):
   box duals l1_svm, l2_svm, ls_svm, least_1norm_svm, and ls_svm_regression, sparse_ls_svm:
       f(K, y, C, **options) -> (alpha, b) | alpha | object with .alpha, .b   (b may be None)
   rls:                f(K, y, gamma) -> c | object with .c
@@ -51,56 +58,7 @@ Example:
 """
 
 
-class SpecError(Exception):
-    """SPEC cannot be imported or does not name a callable (exit code 2)."""
-
-
-def load_spec(spec: str):
-    """Import ``package.module:callable`` or ``path/to/file.py:callable`` and return the callable."""
-    if ":" not in spec:
-        raise SpecError(f"SPEC must look like package.module:callable or path/to/file.py:callable; got {spec!r}")
-    target, _, attr = spec.rpartition(":")
-    if not target or not attr:
-        raise SpecError(f"SPEC must look like package.module:callable or path/to/file.py:callable; got {spec!r}")
-    if target.endswith(".py") or os.sep in target or "/" in target:
-        path = os.path.abspath(target)
-        if not os.path.isfile(path):
-            raise SpecError(f"cannot import {spec!r}: no such file {target!r}")
-        modname = "_svmref_verify_user_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
-        directory = os.path.dirname(path)
-        if directory not in sys.path:
-            sys.path.insert(0, directory)  # so the user's file can import its neighbours
-        try:
-            loader_spec = importlib.util.spec_from_file_location(modname, path)
-            module = importlib.util.module_from_spec(loader_spec)
-            sys.modules[modname] = module
-            loader_spec.loader.exec_module(module)
-        except Exception as exc:  # the user's module failed while importing
-            raise SpecError(f"cannot import {spec!r}: {type(exc).__name__}: {exc}") from exc
-    else:
-        if os.getcwd() not in sys.path and "" not in sys.path:
-            sys.path.insert(0, os.getcwd())
-        try:
-            module = importlib.import_module(target)
-        except Exception as exc:
-            raise SpecError(f"cannot import {spec!r}: {type(exc).__name__}: {exc}") from exc
-    obj = module
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise SpecError(f"cannot import {spec!r}: module {target!r} has no attribute {attr!r}") from None
-    if not callable(obj):
-        raise SpecError(f"{spec!r} is not callable ({type(obj).__name__})")
-    return obj
-
-
 def _parser() -> argparse.ArgumentParser:
-    from svmref.cli import ArgumentParser
-
-    from .core import DEFAULT_TOL
-    from .instances import SUITES
-
     p = ArgumentParser(
         prog="svmref verify",
         description="Hold a solver against the cvxpy reference (objective, KKT residuals, duality gap, "
@@ -140,23 +98,17 @@ DEFAULT_TIMEOUT = 120.0
 
 
 def _registry() -> dict[str, str]:
-    from svmref.solvers import REGISTRY
+    from svmref.solvers import REGISTRY  # the built-in solvers (numba): imported only for --list and --all
 
     return dict(REGISTRY)
 
 
 def _formulation_names() -> list[str]:
-    from .instances import TASK
-
-    return list(TASK)
+    return specs.names()
 
 
 def _options(args) -> dict:
     """Validate every option before any work; raises UsageError naming the option."""
-    from svmref.cli import UsageError, check_number, check_writable
-
-    from .instances import SCALABLE
-
     opts = {}
     opts["tol"] = check_number(args.tol, "--tol", low=0.0, high=1.0)
     opts["timeout"] = check_number(args.timeout, "--timeout", low=0.0)
@@ -182,15 +134,10 @@ def _options(args) -> dict:
 
 def _instances(args, opts, formulation):
     """The instances to run: a suite (maybe rescaled), or the user's --data."""
-    from svmref._validation import check_kernel_memory
-    from svmref.cli import UsageError
-
-    from .instances import from_data, load_csv, suite
-
     size = opts["n"]
     if args.data is None:
         if size is not None:
-            _fits(check_kernel_memory, size, "--n")
+            _fits(size, "--n")
         return suite(args.suite, formulation, n=size)
     try:
         X, y = load_csv(args.data)
@@ -198,7 +145,7 @@ def _instances(args, opts, formulation):
         raise UsageError(f"--data: cannot read {args.data!r} ({exc.strerror or exc})") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise UsageError(f"--data: {args.data!r}: {exc}") from None
-    _fits(check_kernel_memory, X.shape[0], "--data")
+    _fits(X.shape[0], "--data")
     try:
         name = "data-" + os.path.splitext(os.path.basename(args.data))[0]
         extra = {} if opts.get("epsilon") is None else {"epsilon": opts["epsilon"]}
@@ -207,10 +154,8 @@ def _instances(args, opts, formulation):
         raise UsageError(f"--data: {args.data!r}: {exc}") from None
 
 
-def _fits(check_kernel_memory, n: int, option: str) -> None:
+def _fits(n: int, option: str) -> None:
     """verify (and its reference) hold a dense N x N kernel: refuse sizes that cannot fit, naming the option."""
-    from svmref.cli import UsageError
-
     try:
         check_kernel_memory(n)
     except MemoryError as exc:
@@ -219,8 +164,6 @@ def _fits(check_kernel_memory, n: int, option: str) -> None:
 
 def _printer(args):
     """The callback that prints each row as its instance finishes (the heading at once, when called)."""
-    from .report import Report
-
     state = {"header": False}
 
     def on_record(rec=None):
@@ -241,8 +184,6 @@ def _printer(args):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from svmref.cli import UsageError
-
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = _parser()
     try:
@@ -261,42 +202,42 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def _run_all(args, opts, on_record) -> Report:
+    """Every built-in solver on its formulation (``--all``): the health report."""
+    report = Report(tol=opts["tol"])
+    on_record()
+    for spec, form in _registry().items():
+        if args.formulation and form != args.formulation:
+            continue
+        try:
+            fn = load_spec(spec)
+            check_signature(fn, form, name=spec)
+        except SpecError as exc:
+            msg = f"SKIP {spec} ({form}): {exc}"
+            print(msg, file=sys.stderr)
+            report.skipped.append(msg)
+            continue
+        except SignatureError as exc:  # a built-in solver that does not fit: a failure, not a skip
+            rec = Record(form, spec, "(signature)", False, "error", str(exc))
+            report.records.append(rec)
+            on_record(rec)
+            continue
+        part = check(fn, form, _instances(args, opts, form), opts["tol"], name=spec,
+                     timeout=opts["timeout"], spec=spec, on_record=on_record)
+        report.extend(part)
+        if part.interrupted:
+            break
+    return report
+
+
 def _run(args, opts, parser) -> int:
-    from svmref.cli import UsageError
-
-    from .core import SignatureError, check, check_signature
-    from .report import Record, Report
-
     on_record = _printer(args)
     if args.all:
         if args.spec:
             raise UsageError("give either SPEC or --all, not both")
         if args.data is not None:
             raise UsageError("--data goes with one SPEC, not --all")
-        report = Report(tol=opts["tol"])
-        on_record()
-        for spec, form in _registry().items():
-            if args.formulation and form != args.formulation:
-                continue
-            try:
-                fn = load_spec(spec)
-                check_signature(fn, form, name=spec)
-            except SpecError as exc:
-                msg = f"SKIP {spec} ({form}): {exc}"
-                print(msg, file=sys.stderr)
-                report.skipped.append(msg)
-                continue
-            except SignatureError as exc:  # a built-in solver that does not fit: a failure, not a skip
-                rec = Record(form, spec, "(signature)", False, "error", str(exc))
-                report.records.append(rec)
-                on_record(rec)
-                continue
-            part = check(fn, form, _instances(args, opts, form), opts["tol"], name=spec,
-                         timeout=opts["timeout"], spec=spec, on_record=on_record)
-            report.extend(part)
-            if part.interrupted:
-                break
-        return _finish(report, args, opts)
+        return _finish(_run_all(args, opts, on_record), args, opts)
     if not args.spec:
         raise UsageError("SPEC is required (or --list / --all)")
     form = args.formulation or _registry().get(args.spec)
@@ -318,8 +259,6 @@ def _run(args, opts, parser) -> int:
 
 
 def _finish(report, args, opts) -> int:
-    from svmref.cli import make_parent
-
     if not args.quiet:
         print()
     print(report.summary_text())

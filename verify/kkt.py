@@ -47,7 +47,6 @@ __all__ = [
     "sparse_ls_svm_residuals",
     "support_features_residuals",
     "b_interval",
-    "EXTRA_RESIDUALS",
     "svr_residuals",
 ]
 
@@ -55,16 +54,8 @@ __all__ = [
 RESIDUALS = ("box", "equality", "primal_feasibility", "complementarity", "stationarity", "kkt_absolute",
              "duality_gap")
 
-#: Residual functions of formulations outside the families below, registered by their own self-contained
-#: block: ``EXTRA_RESIDUALS[name] = f(K, y, hyper, answer, eps) -> Residuals`` with ``hyper`` the instance's
-#: hyperparameters (``{"C": ..., "epsilon": ...}``) and ``answer`` the parsed ``{"alpha": ..., "b": ...}``.
-#: :func:`svmref.verify.check` consults it first.
-EXTRA_RESIDUALS: dict = {}
-
 #: An ``alpha_i`` within ``EPS_ACTIVE * C`` of a bound counts as *at* that bound (eps-active set).
 EPS_ACTIVE = 1e-9
-
-_TINY = 1e-300
 
 #: ISLS support-vector threshold (004 §4: a pattern is a SV when |alpha_i| > 1e-6), times max(1, max|y|).
 SV_ATOL = 1e-6
@@ -135,6 +126,9 @@ class BoxDual:
     for regression. ``Ktilde = K + I/C`` when ``shift`` (L2, LS; 000 eq. (2)), else ``K``.
     ``lower``/``upper`` are the bounds in units of ``C`` (``-inf``/``inf`` when absent).
     ``loss`` names the slack term of the primal (``hinge``, ``squared_hinge``, ``squared``, ``absolute``).
+    ``constraint``: ``(left-hand side, requirement)`` of the primal constraint that no finite bound
+    absorbs, as the primal feasibility residual names it (empty when the bounds absorb every sign);
+    ``complementarity_cite``: the paper's equation of the complementarity conditions, where it has one.
     """
 
     name: str
@@ -144,16 +138,22 @@ class BoxDual:
     loss: str
     regression: bool = False
     cite: str = ""
+    constraint: tuple = ()
+    complementarity_cite: str = ""
 
 
 #: The five box-constrained duals (bounds in units of C).
 BOX_DUALS: dict[str, BoxDual] = {
     "l1_svm": BoxDual("l1_svm", 0.0, 1.0, False, "hinge", cite="003 eqs. (2)-(3); 000 Table 1"),
-    "l2_svm": BoxDual("l2_svm", 0.0, np.inf, True, "squared_hinge", cite="000 §1, Table 1"),
-    "ls_svm": BoxDual("ls_svm", -np.inf, np.inf, True, "squared", cite="000 eqs. (1), (2), (7)"),
-    "least_1norm_svm": BoxDual("least_1norm_svm", -1.0, 1.0, False, "absolute", cite="000 eqs. (3)-(6)"),
+    "l2_svm": BoxDual("l2_svm", 0.0, np.inf, True, "squared_hinge", cite="000 §1, Table 1",
+                      constraint=("y_i f(x_i) - 1 + alpha_i/C", "the L2-SVM constraint y_i f(x_i) >= 1 - xi_i, "
+                                  "xi_i = alpha_i/C, requires >= 0")),
+    "ls_svm": BoxDual("ls_svm", -np.inf, np.inf, True, "squared", cite="000 eqs. (1), (2), (7)",
+                      constraint=("y_i f(x_i) - 1 + alpha_i/C", "000 eq. (7) requires 0")),
+    "least_1norm_svm": BoxDual("least_1norm_svm", -1.0, 1.0, False, "absolute", cite="000 eqs. (3)-(6)",
+                               complementarity_cite=" (000 eq. (6))"),
     "ls_svm_regression": BoxDual("ls_svm_regression", -np.inf, np.inf, True, "squared", True,
-                                 cite="004 eqs. (1)-(2)"),
+                                 cite="004 eqs. (1)-(2)", constraint=("f(x_i) + alpha_i/C - y_i", "004 system (2) requires 0")),
 }
 
 
@@ -258,7 +258,55 @@ def box_dual_residuals(name: str, K: np.ndarray, y: np.ndarray, C: float, alpha:
       ``P + D = sum_i alpha_i max(s_i, 0) + (C - alpha_i) max(-s_i, 0)`` when ``e'alpha = 0``);
     """
     spec = BOX_DUALS[name]
-    alpha = np.asarray(alpha, dtype=float)
+    p = _box_point(spec, K, y, C, np.asarray(alpha, dtype=float))
+    m, M, i_m, i_M, free = b_interval(p.g, p.e, p.alpha, p.lo, p.hi, eps * p.a_scale)
+    notes = []
+    b_derived = b is None
+    b, b_unique = _given_or_derived_b(b, p.g, p.e, free, m, M, notes, "alpha_i")
+    s = p.g + p.e * b
+    vals = _nan_values()
+    where: dict[str, str] = {}
+    _box_feasibility(p, vals, where)
+    absolute = _margin_residuals(p, s, b, vals, where)
+    # stationarity: b-free maximal violating pair
+    gap = max(0.0, m - M) if np.isfinite(m) and np.isfinite(M) else 0.0
+    vals["stationarity"] = gap / p.f_scale
+    where["stationarity"] = (f"maximal violating pair ({i_m}, {i_M}): m - M = {m - M:.3g} > 0 "
+                             "(000 eqs. (10)-(11): max over I_up minus min over I_low of -e_i grad_i)")
+    absolute.append(gap / p.y_scale)
+    vals["kkt_absolute"] = max(absolute)
+    where["kkt_absolute"] = (f"a KKT residual of {max(absolute):.3g} in margin units"
+                             + (" (units of y / max(1, max|y|))" if spec.regression else "")
+                             + f", not relative to f_scale = {p.f_scale:.3g}: the margins themselves are off")
+    P = _box_duality_gap(p, b, vals, where)
+    return Residuals(p.D, P, vals, where, b, b_derived, b_unique, p.v.copy(), notes, b_low=m, b_high=M)
+
+
+@dataclass
+class _BoxPoint:
+    """A box dual at ``alpha`` (see :func:`box_dual_residuals`): bounds ``[lo, hi]``, signs ``e``,
+    ``v`` (``alpha * y`` or ``alpha``), ``Kv``, the shift ``alpha / C`` of ``Ktilde``, the gradient ``g``,
+    the dual objective ``D`` and the scales of the margins (``y_scale``, ``a_scale``, ``f_scale``)."""
+
+    spec: BoxDual
+    C: float
+    y: np.ndarray
+    alpha: np.ndarray
+    lo: float
+    hi: float
+    e: np.ndarray
+    v: np.ndarray
+    y_scale: float
+    a_scale: float
+    Kv: np.ndarray
+    shift: np.ndarray
+    f_scale: float
+    g: np.ndarray
+    D: float
+
+
+def _box_point(spec: BoxDual, K: np.ndarray, y: np.ndarray, C: float, alpha: np.ndarray) -> _BoxPoint:
+    """The dual objective and gradient of 000 eqs. (2), (5) (004 eq. (2) for regression) at ``alpha``."""
     N = K.shape[0]
     lo, hi = spec.lower * C, spec.upper * C
     if spec.regression:
@@ -279,14 +327,12 @@ def box_dual_residuals(name: str, K: np.ndarray, y: np.ndarray, C: float, alpha:
     else:
         g = y * Kv + shift - 1.0
         D = 0.5 * float(v @ Kv) + 0.5 * float(alpha @ shift) - float(np.sum(alpha))
-    m, M, i_m, i_M, free = b_interval(g, e, alpha, lo, hi, eps * a_scale)
-    notes = []
-    b_derived = b is None
-    b, b_unique = _given_or_derived_b(b, g, e, free, m, M, notes, "alpha_i")
-    s = g + e * b
-    vals = _nan_values()
-    where: dict[str, str] = {}
-    # dual feasibility: box
+    return _BoxPoint(spec, C, y, alpha, lo, hi, e, v, y_scale, a_scale, Kv, shift, f_scale, g, D)
+
+
+def _box_feasibility(p: _BoxPoint, vals: dict, where: dict) -> None:
+    """Dual feasibility: the box ``l <= alpha <= u`` (relative to C) and the equality ``e'alpha = 0``."""
+    alpha, lo, hi, C = p.alpha, p.lo, p.hi, p.C
     if np.isfinite(lo) or np.isfinite(hi):
         viol = np.maximum(np.maximum(lo - alpha, alpha - hi), 0.0) / C
         i = int(np.argmax(viol))
@@ -294,61 +340,54 @@ def box_dual_residuals(name: str, K: np.ndarray, y: np.ndarray, C: float, alpha:
         where["box"] = (f"alpha_{i} = {alpha[i]:.6g} is outside [{_fmt(lo)}, {_fmt(hi)}] (C = {C:g})")
     else:
         vals["box"] = float("nan")
-    # dual feasibility: equality
-    eq = float(e @ alpha)
+    eq = float(p.e @ alpha)
     vals["equality"] = _rel(eq, float(np.sum(np.abs(alpha)))) if np.any(alpha) else 0.0
-    where["equality"] = (f"sum_i alpha_i = {eq:.3g}, not 0" if spec.regression
+    where["equality"] = (f"sum_i alpha_i = {eq:.3g}, not 0" if p.spec.regression
                          else f"sum_i alpha_i y_i = {eq:.3g}, not 0") + f" (sum_i |alpha_i| = {np.sum(np.abs(alpha)):.3g})"
-    # primal feasibility: the part of s no finite bound absorbs
+
+
+def _margin_residuals(p: _BoxPoint, s: np.ndarray, b: float, vals: dict, where: dict) -> list:
+    """Primal feasibility (what no finite bound absorbs of ``s``) and complementarity (multiplier x slack);
+    returns both in margin units, not relative, for ``kkt_absolute``."""
+    spec, alpha, lo, hi = p.spec, p.alpha, p.lo, p.hi
+    N = alpha.shape[0]
     unabs = np.zeros(N)
     if not np.isfinite(lo):
         unabs += np.maximum(s, 0.0)
     if not np.isfinite(hi):
         unabs += np.maximum(-s, 0.0)
     i = int(np.argmax(unabs))
-    absolute = [float(unabs[i]) / y_scale]
-    unabs /= f_scale
+    absolute = [float(unabs[i]) / p.y_scale]
+    unabs /= p.f_scale
     vals["primal_feasibility"] = float(unabs[i])
-    if spec.regression:
-        where["primal_feasibility"] = (f"pattern {i}: f(x_i) + alpha_i/C - y_i = {s[i]:.3g} "
-                                       "(004 system (2) requires 0)")
-    elif spec.name == "ls_svm":
-        where["primal_feasibility"] = (f"pattern {i}: y_i f(x_i) - 1 + alpha_i/C = {s[i]:.3g} "
-                                       "(000 eq. (7) requires 0)")
-    elif spec.name == "l2_svm":
-        where["primal_feasibility"] = (f"pattern {i}: y_i f(x_i) - 1 + alpha_i/C = {s[i]:.3g} "
-                                       "(the L2-SVM constraint y_i f(x_i) >= 1 - xi_i, xi_i = alpha_i/C, requires >= 0)")
-    # complementarity
-    t = alpha / a_scale
+    if spec.constraint:
+        lhs, requirement = spec.constraint
+        where["primal_feasibility"] = f"pattern {i}: {lhs} = {s[i]:.3g} ({requirement})"
+    t = alpha / p.a_scale
     comp = np.zeros(N)
     if np.isfinite(lo):
-        comp += np.abs(t - lo / a_scale) * np.maximum(s, 0.0)
+        comp += np.abs(t - lo / p.a_scale) * np.maximum(s, 0.0)
     if np.isfinite(hi):
-        comp += np.abs(hi / a_scale - t) * np.maximum(-s, 0.0)
+        comp += np.abs(hi / p.a_scale - t) * np.maximum(-s, 0.0)
     if np.isfinite(lo) or np.isfinite(hi):
-        absolute.append(float(np.max(comp)) / y_scale)
-        comp /= f_scale
+        absolute.append(float(np.max(comp)) / p.y_scale)
+        comp /= p.f_scale
         i = int(np.argmax(comp))
         vals["complementarity"] = float(comp[i])
         need = "alpha_i = " + (_fmt(lo) if s[i] > 0 else _fmt(hi))
         where["complementarity"] = (f"pattern {i}: alpha_{i} = {alpha[i]:.6g} but y_i f(x_i) - 1"
                                     + (" + alpha_i/C" if spec.shift else "")
                                     + f" = {s[i]:.3g} (with b = {b:.6g}); a nonzero margin residual needs {need}"
-                                    + (" (000 eq. (6))" if name == "least_1norm_svm" else ""))
-    # stationarity: b-free maximal violating pair
-    gap = max(0.0, m - M) if np.isfinite(m) and np.isfinite(M) else 0.0
-    vals["stationarity"] = gap / f_scale
-    where["stationarity"] = (f"maximal violating pair ({i_m}, {i_M}): m - M = {m - M:.3g} > 0 "
-                             "(000 eqs. (10)-(11): max over I_up minus min over I_low of -e_i grad_i)")
-    absolute.append(gap / y_scale)
-    vals["kkt_absolute"] = max(absolute)
-    where["kkt_absolute"] = (f"a KKT residual of {max(absolute):.3g} in margin units"
-                             + (" (units of y / max(1, max|y|))" if spec.regression else "")
-                             + f", not relative to f_scale = {f_scale:.3g}: the margins themselves are off")
-    # recovered primal and duality gap
-    f_train = Kv + b
+                                    + spec.complementarity_cite)
+    return absolute
+
+
+def _box_duality_gap(p: _BoxPoint, b: float, vals: dict, where: dict) -> float:
+    """The primal recovered from ``(alpha, b)`` and its gap to the dual, relative to the size of the terms; returns P."""
+    spec, y, C, alpha = p.spec, p.y, p.C, p.alpha
+    f_train = p.Kv + b
     xi = (y - f_train) if spec.regression else (1.0 - y * f_train)
-    reg = 0.5 * float(v @ Kv)
+    reg = 0.5 * float(p.v @ p.Kv)
     if spec.loss == "hinge":
         P = reg + C * float(np.sum(np.maximum(xi, 0.0)))
     elif spec.loss == "squared_hinge":
@@ -360,10 +399,11 @@ def box_dual_residuals(name: str, K: np.ndarray, y: np.ndarray, C: float, alpha:
     # relative to the magnitude of the objectives' terms (a sum of N per-pattern complementarity terms)
     loss_abs = (C * float(np.sum(np.abs(xi))) if spec.loss in ("hinge", "absolute")
                 else 0.5 * C * float(np.sum(xi**2)))
-    mag = reg + loss_abs + float(np.sum(np.abs(alpha * (y if spec.regression else 1.0)))) + 0.5 * float(alpha @ shift)
+    mag = reg + loss_abs + float(np.sum(np.abs(alpha * (y if spec.regression else 1.0)))) + 0.5 * float(alpha @ p.shift)
+    D = p.D
     vals["duality_gap"] = _rel(P + D, P, D, mag)
     where["duality_gap"] = f"recovered primal P = {P:.10g}, dual -D = {-D:.10g}: P - (-D) = {P + D:.3g}"
-    return Residuals(D, P, vals, where, b, b_derived, b_unique, v.copy(), notes, b_low=m, b_high=M)
+    return P
 
 
 def _fmt(x: float) -> str:
@@ -514,56 +554,9 @@ def support_features_residuals(X, y, C, mu, lam=None, a=None, b=None, eps: float
     vals = _nan_values()
     where: dict[str, str] = {}
     notes = []
-    a_given = a is not None
-    b_derived = False
-    b_unique = True
     if lam is not None:
         lam = np.asarray(lam, dtype=float)
-        a_lam = soft_threshold_a(X, y, lam, mu)
-        w = X.T @ (lam * y)
-        Wd = float(np.sum(lam)) - float(np.sum(np.maximum(0.0, np.abs(w) - mu) ** 2)) / (4.0 * (1.0 - mu))
-        g = y * (X @ a_lam) - 1.0
-        m, M, i_m, i_M, free = b_interval(g, y, lam, 0.0, C, eps * C)
-        f_scale = max(1.0, float(np.max(np.abs(X) @ np.abs(a_lam))))
-        if b is None:
-            b, b_unique = _derive_b(g, y, free, m, M)
-            b_derived = True
-            notes.append(f"b was not given: derived from the KKT conditions as b = {b:.6g}")
-        else:
-            b_unique = bool(np.any(free)) or (np.isfinite(m) and np.isfinite(M) and m >= M)
-        if a is None:
-            a = a_lam
-            notes.append("a was not given: recovered from lam by 003 eq. (8)")
-        viol = np.maximum(np.maximum(-lam, lam - C), 0.0) / C
-        i = int(np.argmax(viol))
-        vals["box"] = float(viol[i])
-        where["box"] = f"lam_{i} = {lam[i]:.6g} is outside [0, {C:g}] (C = {C:g})"
-        eq = float(y @ lam)
-        vals["equality"] = _rel(eq, float(np.sum(np.abs(lam)))) if np.any(lam) else 0.0
-        where["equality"] = f"sum_j y_j lam_j = {eq:.3g}, not 0 (003 eq. (10))"
-        gap = max(0.0, m - M) if np.isfinite(m) and np.isfinite(M) else 0.0
-        vals["stationarity"] = gap / f_scale
-        absolute = [gap]
-        where["stationarity"] = f"maximal violating pair ({i_m}, {i_M}) of dual (10): m - M = {m - M:.3g} > 0"
-        if a_given:
-            a = np.asarray(a, dtype=float)
-            da = np.abs(a - a_lam) / max(1.0, float(np.max(np.abs(a_lam))))
-            i = int(np.argmax(da))
-            if da[i] > vals["stationarity"]:
-                vals["stationarity"] = float(da[i])
-                where["stationarity"] = (f"a_{i} = {a[i]:.6g} but 003 eq. (8) at the given lam gives {a_lam[i]:.6g}")
-        s = y * (X @ a + b) - 1.0
-        t = lam / C
-        comp = (t * np.maximum(s, 0.0) + np.abs(1.0 - t) * np.maximum(-s, 0.0))
-        absolute.append(float(np.max(comp)))
-        vals["kkt_absolute"] = max(absolute)
-        where["kkt_absolute"] = (f"a KKT residual of {max(absolute):.3g} in margin units, not relative to "
-                                 f"f_scale = {f_scale:.3g}: the margins themselves are off")
-        comp = comp / f_scale
-        i = int(np.argmax(comp))
-        vals["complementarity"] = float(comp[i])
-        where["complementarity"] = (f"pattern {i}: lam_{i} = {lam[i]:.6g} but y_i(a'x_i + b) - 1 = {s[i]:.3g} "
-                                    f"(with b = {b:.6g}; 003 §2.3)")
+        a, b, Wd, m, M, b_derived, b_unique = _features_dual(X, y, C, mu, lam, a, b, eps, vals, where, notes)
     else:
         m = M = float("nan")
         if a is None:
@@ -572,6 +565,7 @@ def support_features_residuals(X, y, C, mu, lam=None, a=None, b=None, eps: float
         if b is None:
             raise ValueError("a primal answer (a without lam) needs b")
         Wd = float("nan")
+        b_derived, b_unique = False, True
     a = np.asarray(a, dtype=float)
     b = float(b)
     vals["primal_feasibility"] = 0.0  # delta_j = max(0, 1 - y_j(a'x_j + b)) is feasible by construction
@@ -589,8 +583,62 @@ def support_features_residuals(X, y, C, mu, lam=None, a=None, b=None, eps: float
     return Residuals(obj, P, vals, where, b, b_derived, b_unique, a.copy(), notes, b_low=m, b_high=M)
 
 
+def _features_dual(X, y, C, mu, lam, a, b, eps, vals: dict, where: dict, notes: list):
+    """The dual residuals of the support features machine at ``lam`` (003 eqs. (6), (8), (10), §2.3; see
+    :func:`support_features_residuals`). Returns ``(a, b, W, m, M, b_derived, b_unique)`` with ``a`` and ``b``
+    recovered from ``lam`` where not given."""
+    a_given = a is not None
+    b_derived = False
+    a_lam = soft_threshold_a(X, y, lam, mu)
+    w = X.T @ (lam * y)
+    Wd = float(np.sum(lam)) - float(np.sum(np.maximum(0.0, np.abs(w) - mu) ** 2)) / (4.0 * (1.0 - mu))
+    g = y * (X @ a_lam) - 1.0
+    m, M, i_m, i_M, free = b_interval(g, y, lam, 0.0, C, eps * C)
+    f_scale = max(1.0, float(np.max(np.abs(X) @ np.abs(a_lam))))
+    if b is None:
+        b, b_unique = _derive_b(g, y, free, m, M)
+        b_derived = True
+        notes.append(f"b was not given: derived from the KKT conditions as b = {b:.6g}")
+    else:
+        b_unique = bool(np.any(free)) or (np.isfinite(m) and np.isfinite(M) and m >= M)
+    if a is None:
+        a = a_lam
+        notes.append("a was not given: recovered from lam by 003 eq. (8)")
+    viol = np.maximum(np.maximum(-lam, lam - C), 0.0) / C
+    i = int(np.argmax(viol))
+    vals["box"] = float(viol[i])
+    where["box"] = f"lam_{i} = {lam[i]:.6g} is outside [0, {C:g}] (C = {C:g})"
+    eq = float(y @ lam)
+    vals["equality"] = _rel(eq, float(np.sum(np.abs(lam)))) if np.any(lam) else 0.0
+    where["equality"] = f"sum_j y_j lam_j = {eq:.3g}, not 0 (003 eq. (10))"
+    gap = max(0.0, m - M) if np.isfinite(m) and np.isfinite(M) else 0.0
+    vals["stationarity"] = gap / f_scale
+    absolute = [gap]
+    where["stationarity"] = f"maximal violating pair ({i_m}, {i_M}) of dual (10): m - M = {m - M:.3g} > 0"
+    if a_given:
+        a = np.asarray(a, dtype=float)
+        da = np.abs(a - a_lam) / max(1.0, float(np.max(np.abs(a_lam))))
+        i = int(np.argmax(da))
+        if da[i] > vals["stationarity"]:
+            vals["stationarity"] = float(da[i])
+            where["stationarity"] = (f"a_{i} = {a[i]:.6g} but 003 eq. (8) at the given lam gives {a_lam[i]:.6g}")
+    s = y * (X @ a + b) - 1.0
+    t = lam / C
+    comp = (t * np.maximum(s, 0.0) + np.abs(1.0 - t) * np.maximum(-s, 0.0))
+    absolute.append(float(np.max(comp)))
+    vals["kkt_absolute"] = max(absolute)
+    where["kkt_absolute"] = (f"a KKT residual of {max(absolute):.3g} in margin units, not relative to "
+                             f"f_scale = {f_scale:.3g}: the margins themselves are off")
+    comp = comp / f_scale
+    i = int(np.argmax(comp))
+    vals["complementarity"] = float(comp[i])
+    where["complementarity"] = (f"pattern {i}: lam_{i} = {lam[i]:.6g} but y_i(a'x_i + b) - 1 = {s[i]:.3g} "
+                                f"(with b = {b:.6g}; 003 §2.3)")
+    return a, b, Wd, m, M, b_derived, b_unique
+
+
 # ---------------------------------------------------------------------------------------------
-# epsilon-SVR (Vapnik; LIBSVM's epsilon-SVR), registered in EXTRA_RESIDUALS
+# epsilon-SVR (Vapnik; LIBSVM's epsilon-SVR)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -648,28 +696,9 @@ def svr_residuals(K: np.ndarray, y: np.ndarray, hyper: dict, answer: dict, eps: 
     r = y - Kb - b
     vals = _nan_values()
     where: dict[str, str] = {}
-    viol = np.maximum(np.abs(beta) - C, 0.0) / C
-    i = int(np.argmax(viol)) if N else 0
-    vals["box"] = float(viol[i]) if N else 0.0
-    if N:
-        where["box"] = f"alpha_{i} = alpha^+_{i} - alpha^-_{i} = {beta[i]:.6g} is outside [-{C:g}, {C:g}] (C = {C:g})"
-    eq = float(np.sum(beta))
-    vals["equality"] = _rel(eq, float(np.sum(np.abs(beta)))) if np.any(beta) else 0.0
-    where["equality"] = f"sum_i alpha_i = {eq:.3g}, not 0 (sum_i |alpha_i| = {np.sum(np.abs(beta)):.3g})"
+    _svr_feasibility(beta, C, vals, where)
     vals["primal_feasibility"] = 0.0
-    tp, tm = ap / C, am / C
-    comp_p = tp * np.maximum(epsilon - r, 0.0) + np.abs(1.0 - tp) * np.maximum(r - epsilon, 0.0)
-    comp_m = tm * np.maximum(epsilon + r, 0.0) + np.abs(1.0 - tm) * np.maximum(-r - epsilon, 0.0)
-    comp = np.maximum(comp_p, comp_m)
-    i = int(np.argmax(comp)) if N else 0
-    cmax = float(comp[i]) if N else 0.0
-    vals["complementarity"] = cmax / f_scale
-    if N:
-        need = ("alpha_i = C (r_i > epsilon)" if r[i] > epsilon else "alpha_i = -C (r_i < -epsilon)"
-                if r[i] < -epsilon else ("alpha_i > 0 only where r_i = epsilon" if beta[i] > 0 else
-                                         "alpha_i < 0 only where r_i = -epsilon"))
-        where["complementarity"] = (f"pattern {i}: alpha_{i} = {beta[i]:.6g} but the residual r_i = y_i - f(x_i) = "
-                                    f"{r[i]:.3g} (with b = {b:.6g}, epsilon = {epsilon:g}); the epsilon tube needs {need}")
+    cmax = _tube_complementarity(beta, r, C, epsilon, b, f_scale, vals, where)
     gap = max(0.0, m - M) if np.isfinite(m) and np.isfinite(M) else 0.0
     vals["stationarity"] = gap / f_scale
 
@@ -690,4 +719,35 @@ def svr_residuals(K: np.ndarray, y: np.ndarray, hyper: dict, answer: dict, eps: 
     return Residuals(D, P, vals, where, b, b_derived, b_unique, beta.copy(), notes, b_low=m, b_high=M)
 
 
-EXTRA_RESIDUALS["svr"] = svr_residuals
+def _svr_feasibility(beta: np.ndarray, C: float, vals: dict, where: dict) -> None:
+    """Dual feasibility of epsilon-SVR: ``-C <= beta_i <= C`` (relative to C) and ``sum_i beta_i = 0``."""
+    N = beta.shape[0]
+    viol = np.maximum(np.abs(beta) - C, 0.0) / C
+    i = int(np.argmax(viol)) if N else 0
+    vals["box"] = float(viol[i]) if N else 0.0
+    if N:
+        where["box"] = f"alpha_{i} = alpha^+_{i} - alpha^-_{i} = {beta[i]:.6g} is outside [-{C:g}, {C:g}] (C = {C:g})"
+    eq = float(np.sum(beta))
+    vals["equality"] = _rel(eq, float(np.sum(np.abs(beta)))) if np.any(beta) else 0.0
+    where["equality"] = f"sum_i alpha_i = {eq:.3g}, not 0 (sum_i |alpha_i| = {np.sum(np.abs(beta)):.3g})"
+
+
+def _tube_complementarity(beta, r, C: float, epsilon: float, b: float, f_scale: float, vals: dict, where: dict) -> float:
+    """Multiplier x slack of the epsilon tube (docs/formulations/svr.md §5, see :func:`svr_residuals`), relative to
+    ``f_scale``; returns the largest in the units of y."""
+    N = beta.shape[0]
+    ap, am = np.maximum(beta, 0.0), np.maximum(-beta, 0.0)
+    tp, tm = ap / C, am / C
+    comp_p = tp * np.maximum(epsilon - r, 0.0) + np.abs(1.0 - tp) * np.maximum(r - epsilon, 0.0)
+    comp_m = tm * np.maximum(epsilon + r, 0.0) + np.abs(1.0 - tm) * np.maximum(-r - epsilon, 0.0)
+    comp = np.maximum(comp_p, comp_m)
+    i = int(np.argmax(comp)) if N else 0
+    cmax = float(comp[i]) if N else 0.0
+    vals["complementarity"] = cmax / f_scale
+    if N:
+        need = ("alpha_i = C (r_i > epsilon)" if r[i] > epsilon else "alpha_i = -C (r_i < -epsilon)"
+                if r[i] < -epsilon else ("alpha_i > 0 only where r_i = epsilon" if beta[i] > 0 else
+                                         "alpha_i < 0 only where r_i = -epsilon"))
+        where["complementarity"] = (f"pattern {i}: alpha_{i} = {beta[i]:.6g} but the residual r_i = y_i - f(x_i) = "
+                                    f"{r[i]:.3g} (with b = {b:.6g}, epsilon = {epsilon:g}); the epsilon tube needs {need}")
+    return cmax

@@ -1,19 +1,23 @@
 """The reference answer of an instance, from :mod:`svmref.formulations` (cvxpy, CLARABEL, cross-checked).
 
-One reference per (formulation, instance), cached for the process, so that checking several
-solvers of the same formulation (``svmref verify --all``) solves each reference once.
+What differs between formulations (which problem of :mod:`svmref.formulations` to solve, how its solution
+gives the reference's objective and decision function) is each entry's ``reference`` in
+:mod:`svmref.verify.specs`: a function ``point(F, inst, answer) -> Point``. This module runs it: it times it,
+turns :class:`svmref.formulations.NotConvexError` into a ``not convex`` reference and
+:class:`svmref.formulations.ReferenceSolveError` into ``no reference``, copies the reference's own
+certificate, and caches the result per (formulation, instance), so that checking several solvers of the
+same formulation (``svmref verify --all``) solves each reference once.
 """
 from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import kkt
-
-__all__ = ["Reference", "reference", "sparse_reference", "clear_cache"]
+__all__ = ["Reference", "Point", "build", "solve", "Negated", "clear_cache", "REF_EPS"]
 
 
 @dataclass
@@ -45,6 +49,20 @@ class Reference:
     certificate: dict = field(default_factory=dict)
 
 
+@dataclass
+class Point:
+    """What a formulation's reference strategy returns: the solution of :func:`svmref.formulations.solve`
+    (its ``solver``, ``status``, ``disagreement`` and certificate are reported), the objective in the sense
+    of :class:`Reference`, the decision function ``coef, b`` and the warnings the solve issued."""
+
+    sol: object
+    objective: float
+    coef: np.ndarray
+    b: float
+    b_unique: bool = True
+    warnings: list = field(default_factory=list)
+
+
 #: eps-active threshold (units of C) for the reference's alpha: an interior-point solution sits a
 #: little inside its bounds, so "free" (which fixes the reference's b) needs a margin.
 REF_EPS = 1e-6
@@ -52,7 +70,7 @@ REF_EPS = 1e-6
 _CACHE: dict = {}
 
 
-class _Negated:
+class Negated:
     """A dual solution seen as the primal's: ``p* = -d*`` (strong duality)."""
 
     def __init__(self, sol):
@@ -74,8 +92,9 @@ def clear_cache() -> None:
     _CACHE.clear()
 
 
-def _solve(prob):
-    import svmref.formulations as F
+def solve(prob):
+    """``svmref.formulations.solve(prob)`` and the reference warnings it issued, as ``"Type: message"``."""
+    import svmref.formulations as F  # cvxpy: imported when a reference is first needed
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -85,103 +104,33 @@ def _solve(prob):
     return sol, msgs
 
 
-def reference(formulation: str, inst) -> Reference:
-    """The (cached) reference of ``inst`` for ``formulation`` (not for ``sparse_ls_svm``: see :func:`sparse_reference`)."""
-    key = (formulation, inst.key())
-    if key in _CACHE:
-        return _CACHE[key]
-    import svmref.formulations as F
+def build(point: Callable, inst, answer=None, key=None) -> Reference:
+    """Run the strategy ``point(F, inst, answer)`` (``F`` is :mod:`svmref.formulations`) into a :class:`Reference`.
 
-    t0 = time.perf_counter()
-    f = F.get(formulation)
-    ref = Reference()
-    try:
-        if formulation == "support_features":
-            sol, ref.warnings = _solve(f.dual(inst.X, inst.y, C=inst.hyper["C"], mu=inst.hyper["mu"]))
-            lam = np.asarray(sol.values["lam"], dtype=float)
-            r = kkt.support_features_residuals(inst.X, inst.y, inst.hyper["C"], inst.hyper["mu"], lam=lam,
-                                               eps=REF_EPS)
-        elif formulation == "rls":
-            gamma = inst.hyper["gamma"]
-            try:
-                sol, ref.warnings = _solve(f.primal(inst.K, inst.y, gamma=gamma))
-                c = np.asarray(sol.values["c"], dtype=float)
-            except F.ReferenceSolveError as exc:
-                # the primal (7) is badly scaled for tiny gamma; its dual is strongly convex: c = alpha / (2 gamma)
-                sol, ref.warnings = _solve(f.dual(inst.K, inst.y, gamma=gamma))
-                c = np.asarray(sol.values["alpha"], dtype=float) / (2.0 * gamma)
-                ref.warnings.append(f"primal reference failed ({exc}); used the dual, p* = -d*")
-                sol = _Negated(sol)
-            r = kkt.rls_residuals(inst.K, inst.y, gamma, c)
-        elif formulation == "svr":
-            sol, ref.warnings = _solve(f.dual(inst.K, inst.y, C=inst.hyper["C"], epsilon=inst.hyper["epsilon"]))
-            beta = np.asarray(sol.values["alpha_plus"], dtype=float) - np.asarray(sol.values["alpha_minus"], dtype=float)
-            r = kkt.svr_residuals(inst.K, inst.y, inst.hyper, {"alpha": beta, "b": None}, eps=REF_EPS)
-        else:
-            sol, ref.warnings = _solve(f.dual(inst.K, inst.y, C=inst.hyper["C"]))
-            alpha = np.asarray(sol.values["alpha"], dtype=float)
-            r = kkt.box_dual_residuals(formulation, inst.K, inst.y, inst.hyper["C"], alpha, None, eps=REF_EPS)
-    except F.NotConvexError as exc:
-        ref.convex = False
-        ref.message = f"reference not convex: {exc}"
-        ref.time = time.perf_counter() - t0
-        _CACHE[key] = ref
-        return ref
-    except F.ReferenceSolveError as exc:
-        ref.error = f"no reference: {exc}"
-        ref.time = time.perf_counter() - t0
-        _CACHE[key] = ref
-        return ref
-    ref.objective = float(sol.objective)
-    ref.coef, ref.b, ref.b_unique = r.coef, float(r.b), r.b_unique
-    ref.disagreement = sol.disagreement
-    ref.status = f"{sol.solver}: {sol.status}"
-    _certificate(ref, sol)
-    ref.time = time.perf_counter() - t0
-    _CACHE[key] = ref
-    return ref
-
-
-def sparse_reference(inst, alpha: np.ndarray) -> Reference:
-    """Reference for the ISLS fixed point: problem (3) of 004 at the weights ``alpha`` implies.
-
-    ``lam_i = 1/alpha_i^2`` (004 Algorithm 1); an ``alpha_i`` below the support-vector threshold
-    (``kkt.SV_ATOL * max(1, max|y|)``) is taken as 0, and an ``alpha_i = 0`` (``lam_i = inf``) is
-    given the weight 1e300, i.e. ``diag(lam)^-1 = 1e-300``, which is 0 to double precision in
-    ``H = K diag(lam)^-1 K + I/C``. The dual (``beta``) is solved, ``alpha_ref = diag(lam)^-1 K beta``
-    and ``b_ref = mean(y - H beta)`` (system (4)); the objective is ``p* = -d*``.
+    With a ``key`` the result is cached (the same object for the same key); without, it is computed
+    each time (a reference that depends on the answer, as the ISLS fixed point's does).
     """
-    import svmref.formulations as F
+    if key is not None and key in _CACHE:
+        return _CACHE[key]
+    import svmref.formulations as F  # cvxpy: imported when a reference is first needed
 
     t0 = time.perf_counter()
     ref = Reference()
-    alpha = np.asarray(alpha, dtype=float)
-    y_scale = max(1.0, float(np.max(np.abs(inst.y))))
-    a2 = np.where(np.abs(alpha) > kkt.SV_ATOL * y_scale, alpha, 0.0) ** 2
-    lam = 1.0 / np.maximum(a2, 1e-300)
-    C = inst.hyper["C"]
     try:
-        if not inst.psd()[0]:
-            raise F.NotConvexError(f"K is not PSD (smallest eigenvalue {inst.psd()[1]:.3g}); problem (3) is not convex")
-        sol, ref.warnings = _solve(F.get("sparse_ls_svm").dual(inst.K, inst.y, C=C, lam=lam))
+        p = point(F, inst, answer)
     except F.NotConvexError as exc:
         ref.convex = False
         ref.message = f"reference not convex: {exc}"
-        ref.time = time.perf_counter() - t0
-        return ref
     except F.ReferenceSolveError as exc:
         ref.error = f"no reference: {exc}"
-        ref.time = time.perf_counter() - t0
-        return ref
-    beta = np.asarray(sol.values["beta"], dtype=float)
-    Kb = inst.K @ beta
-    alpha_ref = Kb / lam
-    Hb = inst.K @ alpha_ref + beta / C
-    ref.objective = -float(sol.objective)
-    ref.coef = alpha_ref
-    ref.b = float(np.mean(inst.y - Hb))
-    ref.disagreement = sol.disagreement
-    ref.status = f"{sol.solver}: {sol.status}"
-    _certificate(ref, sol)
+    else:
+        ref.warnings = p.warnings
+        ref.objective = float(p.objective)
+        ref.coef, ref.b, ref.b_unique = p.coef, float(p.b), p.b_unique
+        ref.disagreement = p.sol.disagreement
+        ref.status = f"{p.sol.solver}: {p.sol.status}"
+        _certificate(ref, p.sol)
     ref.time = time.perf_counter() - t0
+    if key is not None:
+        _CACHE[key] = ref
     return ref

@@ -12,7 +12,7 @@
 
 The worker ignores SIGINT: Ctrl-C reaches the parent, which kills the worker and keeps what finished.
 An answer that cannot be pickled back (an instance of a local class) is sent as a plain namespace with
-the attributes of the contract (``alpha``, ``b``, ``c``, ``lam``, ``a``, ``status``) and its type name.
+the attributes of the contract (:data:`svmref.verify.answers.ATTRIBUTES`) and its type name.
 """
 from __future__ import annotations
 
@@ -24,11 +24,11 @@ import time
 import traceback
 import warnings
 from dataclasses import dataclass, field
-from types import SimpleNamespace
+
+from .answers import ATTRIBUTES, PlainAnswer
+from .loader import load_spec
 
 __all__ = ["Runner", "Outcome"]
-
-_CONTRACT_ATTRS = ("alpha", "b", "c", "lam", "a", "status")
 
 #: Seconds a worker may take to start (a spawn worker imports numpy, svmref and the solver's module).
 _START_LIMIT = 300.0
@@ -65,10 +65,6 @@ def _call(solver, args, kwargs) -> Outcome:
     return Outcome("ok", out, time=elapsed, warnings=[(w.category.__name__, str(w.message)) for w in caught])
 
 
-class PlainAnswer(SimpleNamespace):
-    """An answer that could not be pickled, as its contract attributes (``type_name`` keeps its type)."""
-
-
 def _portable(out):
     try:
         pickle.dumps(out)
@@ -79,7 +75,7 @@ def _portable(out):
         return type(out)(_portable(x) for x in out) if isinstance(out, tuple) else [_portable(x) for x in out]
     if isinstance(out, dict):
         return {k: _portable(v) for k, v in out.items()}
-    attrs = {k: getattr(out, k) for k in _CONTRACT_ATTRS if hasattr(out, k)}
+    attrs = {k: getattr(out, k) for k in ATTRIBUTES if hasattr(out, k)}
     return PlainAnswer(type_name=type(out).__name__, **attrs)
 
 
@@ -87,8 +83,6 @@ def _worker_main(solver, spec, conn) -> None:  # pragma: no cover - runs in the 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if solver is None:
         try:
-            from .cli import load_spec
-
             solver = load_spec(spec)
         except Exception as exc:
             conn.send(("failed", f"{type(exc).__name__}: {exc}"))

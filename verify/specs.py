@@ -1,0 +1,438 @@
+"""One entry per formulation: everything verify does differently for it, in one table (:data:`SPECS`).
+
+An entry (:class:`Spec`) says how to call the solver (:attr:`Spec.arguments`, :attr:`Spec.call`), how to
+read its answer (:attr:`Spec.parse`, :mod:`svmref.verify.answers`), its residuals (:attr:`Spec.residuals`,
+the functions of :mod:`svmref.verify.kkt`), how to compute its reference (:attr:`Spec.reference`, run by
+:func:`svmref.verify.reference.build`), its decision function on held-out points (:attr:`Spec.held_out`),
+its instances (:attr:`Spec.suite`, :mod:`svmref.verify.data`), the convention slips users make
+(:attr:`Spec.transforms`, :attr:`Spec.swap`) and the neighbouring problems a wrong answer may have solved
+(:attr:`Spec.probes`: another C, gamma, epsilon or kernel). :mod:`svmref.verify.core`,
+:mod:`svmref.verify.instances`, :mod:`svmref.verify.diagnosis` and :mod:`svmref.verify.evaluation` look
+the entry up and never name a formulation. docs/verify.md walks through adding one.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from svmref._validation import check_nonnegative
+
+from . import answers, data, kkt
+from . import reference as R
+
+__all__ = ["Spec", "SPECS", "get", "names"]
+
+#: Above this N the "different kernel" probe (a copy of K) is skipped.
+MAX_N_KERNEL_PROBE = 5000
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What verify needs to know about one formulation.
+
+    Attributes
+    ----------
+    name : str
+        The formulation's name in :mod:`svmref.formulations`.
+    kind : str
+        Its family, for the reader (``box``, ``regression``, ``rls``, ``features``, ``svr``;
+        :data:`svmref.verify.instances.TASK`).
+    call : str
+        How verify calls a solver of it, as printed in signature errors (``"f(K, y, C, **options)"``).
+    arguments : callable
+        ``arguments(inst) -> (args, keywords)``: the positional arguments (copies, so the solver cannot
+        corrupt the instance) and the keywords each instance carries (epsilon-SVR's ``epsilon``).
+    n_args : int
+        Number of positional arguments (for the signature check).
+    parse : callable
+        ``parse(out, inst) -> dict``: the answer as arrays (:mod:`svmref.verify.answers`).
+    residuals : callable
+        ``residuals(K, inst, hyper, ans, eps) -> kkt.Residuals``.
+    reference : callable
+        ``reference(F, inst, ans) -> reference.Point``: the reference strategy.
+    cache_reference : bool
+        Whether the reference depends on the instance only (cached), not on the answer.
+    held_out : callable
+        ``held_out(inst)``: the rows ``Phi(x) . Phi(x_i)`` (or ``x``) of the held-out points, so that
+        ``W . Phi(x) = held_out(inst) @ coef`` (verify's own decision function).
+    suite : callable
+        ``suite(which, n) -> list of Instance``.
+    classification : bool
+        Labels are two classes (mapped to -1, +1 for ``--data``).
+    data_hyper : callable
+        ``data_hyper(C, mu, epsilon, n_train) -> dict``: the hyperparameters of an instance from the user's data.
+    on_features : bool
+        The solver works on ``X`` (linear), not on a kernel matrix.
+    instance_keywords : tuple of str
+        Keywords that each instance sets (options must not).
+    has_b : bool
+        The decision function has a bias (RLS: ``f(x) = sum_i c_i k(x_i, x)``, none).
+    advice : bool
+        Diagnose "b is wrong", another problem, and hints (not for a non-convex fixed point).
+    b_average_hint : bool
+        A wrong b is often averaged over bounded support vectors too: say so.
+    equality_words, stationarity_words : str
+        How the diagnoses name a failed equality and stationarity.
+    transforms : callable
+        ``transforms(inst, ans) -> [(description, answer), ...]``: known convention slips.
+    swap : tuple or None
+        ``(neighbour, convention)``: the formulation a wrong answer often solves, and why.
+    probes : tuple of callables
+        ``probe(inst, ans)`` yields ``(change, message)``: ``change`` (``{"hyper": ...}`` or ``{"K": ...}``)
+        is a neighbouring problem; ``message`` is the diagnosis when the answer solves it.
+    """
+
+    name: str
+    kind: str
+    call: str
+    arguments: Callable
+    n_args: int
+    parse: Callable
+    residuals: Callable
+    reference: Callable
+    held_out: Callable
+    suite: Callable
+    classification: bool
+    data_hyper: Callable
+    transforms: Callable
+    probes: tuple = ()
+    swap: tuple | None = None
+    cache_reference: bool = True
+    on_features: bool = False
+    instance_keywords: tuple = ()
+    has_b: bool = True
+    advice: bool = True
+    b_average_hint: bool = False
+    equality_words: str = "y'alpha != 0"
+    stationarity_words: str = "stationarity (maximal violating pair)"
+
+    def build_reference(self, inst, ans: dict) -> R.Reference:
+        """The reference of ``inst`` (cached per instance unless it depends on the answer)."""
+        key = (self.name, inst.key()) if self.cache_reference else None
+        return R.build(self.reference, inst, ans, key=key)
+
+
+# ------------------------------------------------------------------------------ calling the solver
+
+
+def _kernel_C(inst) -> tuple[tuple, dict]:
+    return (inst.K.copy(), inst.y.copy(), inst.hyper["C"]), {}
+
+
+def _kernel_gamma(inst) -> tuple[tuple, dict]:
+    return (inst.K.copy(), inst.y.copy(), inst.hyper["gamma"]), {}
+
+
+def _features_C_mu(inst) -> tuple[tuple, dict]:
+    return (inst.X.copy(), inst.y.copy(), inst.hyper["C"], inst.hyper["mu"]), {}
+
+
+def _kernel_C_epsilon(inst) -> tuple[tuple, dict]:
+    return (inst.K.copy(), inst.y.copy(), inst.hyper["C"]), {"epsilon": inst.hyper["epsilon"]}
+
+
+def _kernel_rows(inst) -> np.ndarray:
+    return inst.K_test
+
+
+def _feature_rows(inst) -> np.ndarray:
+    return inst.X_test
+
+
+def _hyper_C(C, mu, epsilon, n_train) -> dict:
+    return {"C": float(C)}
+
+
+def _hyper_gamma(C, mu, epsilon, n_train) -> dict:
+    return {"gamma": 1.0 / (C * n_train)}
+
+
+def _hyper_C_mu(C, mu, epsilon, n_train) -> dict:
+    return {"C": float(C), "mu": float(mu)}
+
+
+def _hyper_C_epsilon(C, mu, epsilon, n_train) -> dict:
+    return {"C": float(C), "epsilon": check_nonnegative(epsilon, "epsilon", "width of the insensitive tube")}
+
+
+# ------------------------------------------------------------------------------ residuals
+
+
+def _box_residuals(name: str) -> Callable:
+    def residuals(K, inst, hyper, ans, eps):
+        return kkt.box_dual_residuals(name, K, inst.y, hyper["C"], ans["alpha"], ans["b"], eps=eps)
+    return residuals
+
+
+def _rls_residuals(K, inst, hyper, ans, eps):
+    return kkt.rls_residuals(K, inst.y, hyper["gamma"], ans["c"])
+
+
+def _sparse_residuals(K, inst, hyper, ans, eps):
+    return kkt.sparse_ls_svm_residuals(K, inst.y, hyper["C"], ans["alpha"], ans["b"])
+
+
+def _features_residuals(K, inst, hyper, ans, eps):
+    return kkt.support_features_residuals(inst.X, inst.y, hyper["C"], hyper["mu"], ans["lam"], ans["a"], ans["b"],
+                                          eps=eps)
+
+
+def _svr_residuals(K, inst, hyper, ans, eps):
+    return kkt.svr_residuals(K, inst.y, hyper, ans, eps)
+
+
+# ------------------------------------------------------------------------------ references
+
+
+def _box_dual_reference(name: str) -> Callable:
+    """The dual of :mod:`svmref.formulations`; ``b`` from its KKT conditions (:func:`kkt.box_dual_residuals`)."""
+    def point(F, inst, ans):
+        C = inst.hyper["C"]
+        sol, warns = R.solve(F.get(name).dual(inst.K, inst.y, C=C))
+        alpha = np.asarray(sol.values["alpha"], dtype=float)
+        r = kkt.box_dual_residuals(name, inst.K, inst.y, C, alpha, None, eps=R.REF_EPS)
+        return R.Point(sol, float(sol.objective), r.coef, r.b, r.b_unique, warns)
+    return point
+
+
+def _rls_reference(F, inst, ans):
+    """The primal (001 eq. (7)); for tiny gamma it is badly scaled, and its strongly convex dual gives c = alpha/(2 gamma)."""
+    gamma = inst.hyper["gamma"]
+    f = F.get("rls")
+    try:
+        sol, warns = R.solve(f.primal(inst.K, inst.y, gamma=gamma))
+        c = np.asarray(sol.values["c"], dtype=float)
+    except F.ReferenceSolveError as exc:
+        sol, warns = R.solve(f.dual(inst.K, inst.y, gamma=gamma))
+        c = np.asarray(sol.values["alpha"], dtype=float) / (2.0 * gamma)
+        warns.append(f"primal reference failed ({exc}); used the dual, p* = -d*")
+        sol = R.Negated(sol)
+    r = kkt.rls_residuals(inst.K, inst.y, gamma, c)
+    return R.Point(sol, float(sol.objective), r.coef, r.b, r.b_unique, warns)
+
+
+def _svr_reference(F, inst, ans):
+    """The dual in ``alpha^+, alpha^-``; ``b`` from the KKT conditions of ``alpha = alpha^+ - alpha^-``."""
+    sol, warns = R.solve(F.get("svr").dual(inst.K, inst.y, C=inst.hyper["C"], epsilon=inst.hyper["epsilon"]))
+    beta = np.asarray(sol.values["alpha_plus"], dtype=float) - np.asarray(sol.values["alpha_minus"], dtype=float)
+    r = kkt.svr_residuals(inst.K, inst.y, inst.hyper, {"alpha": beta, "b": None}, eps=R.REF_EPS)
+    return R.Point(sol, float(sol.objective), r.coef, r.b, r.b_unique, warns)
+
+
+def _features_reference(F, inst, ans):
+    """The dual (003 eq. (10)); ``a`` by eq. (8) and ``b`` from the KKT conditions."""
+    C, mu = inst.hyper["C"], inst.hyper["mu"]
+    sol, warns = R.solve(F.get("support_features").dual(inst.X, inst.y, C=C, mu=mu))
+    lam = np.asarray(sol.values["lam"], dtype=float)
+    r = kkt.support_features_residuals(inst.X, inst.y, C, mu, lam=lam, eps=R.REF_EPS)
+    return R.Point(sol, float(sol.objective), r.coef, r.b, r.b_unique, warns)
+
+
+def _sparse_reference(F, inst, ans):
+    """Problem (3) of 004 at the weights the answer implies, ``lam_i = 1/alpha_i^2`` (Algorithm 1).
+
+    An ``alpha_i`` below the support-vector threshold (``kkt.SV_ATOL * max(1, max|y|)``) is taken as 0, and
+    an ``alpha_i = 0`` (``lam_i = inf``) is given the weight 1e300, i.e. ``diag(lam)^-1 = 1e-300``, which is
+    0 to double precision in ``H = K diag(lam)^-1 K + I/C``. The dual (``beta``) is solved,
+    ``alpha_ref = diag(lam)^-1 K beta`` and ``b_ref = mean(y - H beta)`` (system (4)); the objective is ``p* = -d*``.
+    """
+    alpha = np.asarray(ans["alpha"], dtype=float)
+    y_scale = max(1.0, float(np.max(np.abs(inst.y))))
+    a2 = np.where(np.abs(alpha) > kkt.SV_ATOL * y_scale, alpha, 0.0) ** 2
+    lam = 1.0 / np.maximum(a2, 1e-300)
+    C = inst.hyper["C"]
+    if not inst.psd()[0]:
+        raise F.NotConvexError(f"K is not PSD (smallest eigenvalue {inst.psd()[1]:.3g}); problem (3) is not convex")
+    sol, warns = R.solve(F.get("sparse_ls_svm").dual(inst.K, inst.y, C=C, lam=lam))
+    beta = np.asarray(sol.values["beta"], dtype=float)
+    alpha_ref = (inst.K @ beta) / lam
+    Hb = inst.K @ alpha_ref + beta / C
+    return R.Point(sol, -float(sol.objective), alpha_ref, float(np.mean(inst.y - Hb)), True, warns)
+
+
+# ------------------------------------------------------------------------------ convention slips
+
+
+def _alpha_scalings(inst, a, b) -> list:
+    C = inst.hyper["C"]
+    scal = [(0.5, "alpha / 2"), (2.0, "alpha * 2")]
+    if abs(C - 1.0) > 1e-12:
+        scal = [(1.0 / C, "alpha / C"), (C, "alpha * C")] + scal
+    return [(how, {"alpha": a * f, "b": b}) for f, how in scal]
+
+
+def _classifier_transforms(absolute: bool) -> Callable:
+    """Box duals of classification: ``y * alpha`` (scikit-learn's ``dual_coef_``), ``|alpha|``, ``-b``, scalings."""
+    def transforms(inst, ans):
+        a, b = ans["alpha"], ans["b"]
+        y = inst.y
+        out = [("alpha -> y * alpha (your alpha looks like y_i alpha_i: scikit-learn's dual_coef_, or the "
+                "regression convention)", {"alpha": a * y, "b": b})]
+        if absolute:
+            out.append(("alpha -> |alpha|", {"alpha": np.abs(a), "b": b}))
+        if b is not None:
+            out.append(("alpha -> y * alpha and b -> -b", {"alpha": a * y, "b": -b}))
+            out.append(("b -> -b (the decision function is sum_i alpha_i y_i k(x_i, x) + b)", {"alpha": a, "b": -b}))
+        return out + _alpha_scalings(inst, a, b)
+    return transforms
+
+
+def _regression_transforms(inst, ans):
+    a, b = ans["alpha"], ans["b"]
+    out = []
+    if b is not None:
+        out.append(("b -> -b (the decision function is sum_i alpha_i y_i k(x_i, x) + b)", {"alpha": a, "b": -b}))
+    return out + _alpha_scalings(inst, a, b)
+
+
+def _svr_transforms(inst, ans):
+    a, b = ans["alpha"], ans["b"]
+    out = [("alpha -> -alpha (your alpha looks like alpha^- - alpha^+; the decision function is "
+            "sum_i (alpha^+_i - alpha^-_i) k(x_i, x) + b)", {"alpha": -a, "b": b})]
+    if b is not None:
+        out.append(("alpha -> -alpha and b -> -b", {"alpha": -a, "b": -b}))
+        out.append(("b -> -b (the decision function is sum_i alpha_i k(x_i, x) + b; LIBSVM's rho is -b)",
+                    {"alpha": a, "b": -b}))
+    return out + _alpha_scalings(inst, a, b)
+
+
+def _rls_transforms(inst, ans):
+    c, m = ans["c"], inst.N
+    return [(how, {"c": c * f}) for f, how in ((1.0 / m, "c / m"), (float(m), "c * m"), (0.5, "c / 2"), (2.0, "c * 2"))]
+
+
+def _features_transforms(inst, ans):
+    out = []
+    if ans["lam"] is not None:
+        for f, how in ((0.5, "lam / 2"), (2.0, "lam * 2")):
+            out.append((how, {**ans, "lam": ans["lam"] * f, "a": None if ans["a"] is None else ans["a"] * f}))
+    if ans["b"] is not None:
+        out.append(("b -> -b", {**ans, "b": -ans["b"]}))
+    return out
+
+
+def _no_transforms(inst, ans):
+    return []
+
+
+# ------------------------------------------------------------------------------ neighbouring problems
+
+
+def _gamma_probe(inst, ans) -> Iterator:
+    """RLS with another gamma (scikit-learn's KernelRidge(alpha=gamma) solves gamma / m)."""
+    h = dict(inst.hyper)
+    g, N = h["gamma"], inst.N
+    for f, how in ((1.0 / N, "gamma / m (e.g. KernelRidge(alpha=gamma) instead of alpha = m gamma)"),
+                   (float(N), "gamma * m"), (0.5, "gamma / 2"), (2.0, "gamma * 2")):
+        yield ({"hyper": {**h, "gamma": g * f}},
+               f"solved a different gamma: the answer is optimal for {how} = {g * f:.6g}, not gamma = {g:.6g}")
+
+
+def _C_probe(saturating: str | None) -> Callable:
+    """Another C: a few multiples, and first, where several ``|saturating_i|`` share one top value, that value."""
+    def probe(inst, ans) -> Iterator:
+        h = dict(inst.hyper)
+        C, N = h["C"], inst.N
+        cands = []
+        vec = ans.get(saturating) if saturating else None
+        if vec is not None:
+            top = float(np.max(np.abs(vec)))
+            if top > 0 and abs(top - C) > 1e-3 * C and np.sum(np.abs(np.abs(vec) - top) <= 1e-6 * top) >= 2:
+                cands.append(top)  # several alpha_i saturate at the same value: the C the solver used
+        cands += [C * f for f in (0.5, 2.0, 0.1, 10.0, 1.0 / N, float(N))]
+        for c2 in cands:
+            yield ({"hyper": {**h, "C": c2}},
+                   f"solved a different C: the answer satisfies the KKT conditions for C = {c2:.6g}, not C = {C:g}")
+    return probe
+
+
+def _epsilon_probe(inst, ans) -> Iterator:
+    """epsilon-SVR with epsilon ignored, doubled or halved."""
+    h = dict(inst.hyper)
+    e = h["epsilon"]
+    for e2, how in ((0.0, "epsilon = 0 (epsilon ignored: no tube)"), (2.0 * e, "2 epsilon"), (0.5 * e, "epsilon / 2")):
+        if e2 == e:
+            continue
+        yield ({"hyper": {**h, "epsilon": e2}},
+               f"solved a different epsilon: the answer satisfies the KKT conditions for {how}, not "
+               f"epsilon = {e:g} (verify passes epsilon by keyword: f(K, y, C, epsilon=...))")
+
+
+def _kernel_probe(shifted: bool) -> Callable:
+    """The modified kernel K + I/C (000 eq. (2)) confused with K, either way."""
+    def probe(inst, ans) -> Iterator:
+        N, C = inst.N, inst.hyper["C"]
+        if N > MAX_N_KERNEL_PROBE:
+            return
+        K2 = inst.K - np.eye(N) / C if shifted else inst.K + np.eye(N) / C
+        yield ({"K": K2},
+               "solved a different kernel: the answer is optimal for K instead of K + I/C (the I/C of the "
+               "modified kernel, 000 eq. (2), was left out)" if shifted else
+               "solved a different kernel: the answer is optimal for K + I/C, not K (a diagonal I/C was added)")
+    return probe
+
+
+# ------------------------------------------------------------------------------ the table
+
+
+def _classification_suite(which, n):
+    return data.kernel_instances(which, False, n)
+
+
+def _regression_suite(which, n):
+    return data.kernel_instances(which, True, n)
+
+
+def _box_dual(name: str, *, absolute: bool = False, saturating: bool = False, swap=None) -> Spec:
+    """A box-constrained dual of classification (000 eqs. (2), (5)): its bounds are ``kkt.BOX_DUALS[name]``."""
+    return Spec(name, "box", "f(K, y, C, **options)", _kernel_C, 3, answers.alpha_b, _box_residuals(name),
+                _box_dual_reference(name), _kernel_rows, _classification_suite, True, _hyper_C,
+                _classifier_transforms(absolute),
+                probes=(_C_probe("alpha" if saturating else None), _kernel_probe(kkt.BOX_DUALS[name].shift)),
+                swap=swap, b_average_hint=saturating)
+
+
+_SPECS = (
+    _box_dual("l1_svm", absolute=True, saturating=True,
+              swap=("least_1norm_svm", "its box is [-C, C], not [0, C]")),
+    _box_dual("l2_svm", absolute=True),
+    _box_dual("ls_svm", swap=("ls_svm_regression", "alpha is in the regression convention (alpha_i y_i): return y * alpha")),
+    _box_dual("least_1norm_svm", saturating=True, swap=("l1_svm", "its box is [0, C], not [-C, C]")),
+    Spec("ls_svm_regression", "regression", "f(K, y, C, **options)", _kernel_C, 3, answers.alpha_b,
+         _box_residuals("ls_svm_regression"), _box_dual_reference("ls_svm_regression"), _kernel_rows,
+         _regression_suite, False, _hyper_C, _regression_transforms,
+         probes=(_C_probe(None), _kernel_probe(kkt.BOX_DUALS["ls_svm_regression"].shift)),
+         swap=("ls_svm", "alpha is in the classification convention: return y * alpha"), equality_words="sum(alpha) != 0"),
+    Spec("sparse_ls_svm", "regression", "f(K, y, C, **options)", _kernel_C, 3, answers.alpha_b, _sparse_residuals,
+         _sparse_reference, _kernel_rows, _regression_suite, False, _hyper_C, _no_transforms,
+         cache_reference=False, advice=False, equality_words="sum(alpha) != 0", stationarity_words="stationarity"),
+    Spec("rls", "rls", "f(K, y, gamma, **options)", _kernel_gamma, 3, answers.coefficients, _rls_residuals,
+         _rls_reference, _kernel_rows, data.rls_instances, False, _hyper_gamma, _rls_transforms,
+         probes=(_gamma_probe,), has_b=False, stationarity_words="stationarity"),
+    Spec("support_features", "features", "f(X, y, C, mu, **options)", _features_C_mu, 4, answers.features,
+         _features_residuals, _features_reference, _feature_rows, data.feature_instances, True, _hyper_C_mu,
+         _features_transforms, probes=(_C_probe("lam"),), on_features=True, b_average_hint=True,
+         equality_words="y'lam != 0"),
+    Spec("svr", "svr", "f(K, y, C, epsilon=epsilon, **options)", _kernel_C_epsilon, 3, answers.alpha_b,
+         _svr_residuals, _svr_reference, _kernel_rows, data.svr_instances, False, _hyper_C_epsilon, _svr_transforms,
+         probes=(_C_probe("alpha"), _epsilon_probe), instance_keywords=("epsilon",), b_average_hint=True,
+         equality_words="sum(alpha) != 0"),
+)
+
+#: The formulations verify knows, by name (the order of ``svmref verify --formulation``'s list).
+SPECS: dict[str, Spec] = {s.name: s for s in _SPECS}
+
+
+def names() -> list[str]:
+    """The formulations verify can check."""
+    return list(SPECS)
+
+
+def get(formulation: str) -> Spec:
+    """The entry of ``formulation``; ``ValueError`` naming the known ones otherwise."""
+    try:
+        return SPECS[formulation]
+    except (KeyError, TypeError):
+        raise ValueError(f"formulation must be one of {sorted(SPECS)}; got {formulation!r}") from None
