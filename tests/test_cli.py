@@ -1,4 +1,4 @@
-"""The ``svmref`` command never wastes a run (issue 17).
+"""The ``svmref`` command never wastes a run.
 
 Every option and output path is checked before any work starts; a user error exits 2 with one line on
 standard error naming the option and no traceback; ``svmref verify`` runs each instance in a worker

@@ -525,6 +525,83 @@ def test_instances_are_deterministic():
 
 
 # ---------------------------------------------------------------------------------------------
+# One table of formulations (verify/specs.py) and the import structure of verify/
+# ---------------------------------------------------------------------------------------------
+
+VERIFY_DIR = __import__("pathlib").Path(verify.__file__).parent
+
+
+def test_every_formulation_has_a_spec_entry():
+    import svmref.formulations as F
+    from svmref.verify import specs
+
+    assert sorted(specs.names()) == sorted(F.names())
+    assert sorted(verify.instances.TASK) == sorted(F.names())
+    for name, spec in specs.SPECS.items():
+        assert spec.name == name and spec.n_args == len(spec.arguments(verify.suite("quick", name)[0])[0])
+
+
+def _compared_strings(tree) -> set:
+    """String constants that a comparison (==, !=, in, not in) of the module tests against."""
+    import ast
+
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for side in [node.left, *node.comparators]:
+                for c in ast.walk(side):
+                    if isinstance(c, ast.Constant) and isinstance(c.value, str):
+                        out.add(c.value)
+    return out
+
+
+def test_only_the_spec_table_names_formulations():
+    """No module of verify/ but specs.py dispatches on a formulation's name (or its kind)."""
+    import ast
+
+    import svmref.formulations as F
+
+    names = set(F.names()) | (set(verify.instances.TASK.values()) - set(verify.RESIDUALS))  # "box" is also a residual
+    offenders = {}
+    for path in sorted(VERIFY_DIR.glob("*.py")):
+        if path.name == "specs.py":
+            continue
+        hits = _compared_strings(ast.parse(path.read_text(encoding="utf-8"))) & names
+        if hits:
+            offenders[path.name] = sorted(hits)
+    assert not offenders, offenders
+    # the check can fail: a comparison against a name is seen
+    assert _compared_strings(ast.parse('if formulation == "svr": pass')) & names == {"svr"}
+
+
+def test_verify_modules_import_each_other_without_a_cycle():
+    """The module-level imports inside verify/ form no cycle (cli -> core -> worker -> loader, not -> cli)."""
+    import ast
+
+    graph = {}
+    for path in VERIFY_DIR.glob("*.py"):
+        deps = set()
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                deps |= {node.module} if node.module else {a.name for a in node.names}
+        graph[path.stem] = deps & {p.stem for p in VERIFY_DIR.glob("*.py")}
+    state: dict = {}
+
+    def visit(m, stack):
+        if state.get(m) == "done":
+            return
+        assert state.get(m) != "open", f"import cycle: {' -> '.join(stack + [m])}"
+        state[m] = "open"
+        for d in sorted(graph[m]):
+            visit(d, stack + [m])
+        state[m] = "done"
+
+    for m in sorted(graph):
+        visit(m, [])
+    assert "loader" in graph["worker"] and "cli" not in graph["worker"]
+
+
+# ---------------------------------------------------------------------------------------------
 # Report and command line
 # ---------------------------------------------------------------------------------------------
 
@@ -652,7 +729,7 @@ def _registry_params():
 
 
 def _load_builtin(spec):
-    from svmref.verify.cli import SpecError, load_spec
+    from svmref.verify.loader import SpecError, load_spec
 
     try:
         return load_spec(spec)
@@ -691,7 +768,7 @@ def test_builtin_solver_passes_larger_suites(spec, formulation, suite):
 
 
 # ---------------------------------------------------------------------------------------------
-# Issue 17: timeouts, tolerance advice, diagnoses, convention hints, signature and shape errors.
+# Timeouts, tolerance advice, diagnoses, convention hints, signature and shape errors.
 # Each point is held to a deliberately flawed solver.
 # ---------------------------------------------------------------------------------------------
 SMO_TOL_NEAR = 1e-3   # where a typical from-scratch SMO stops (LIBSVM's default eps)
@@ -960,7 +1037,7 @@ def test_spawn_worker_imports_the_solver_by_name(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------
-# Issue 12: epsilon-SVR ("svr"). verify calls f(K, y, C, epsilon=epsilon) and reads alpha = alpha^+ - alpha^-
+# epsilon-SVR ("svr"). verify calls f(K, y, C, epsilon=epsilon) and reads alpha = alpha^+ - alpha^-
 # (length N) and b, f(x) = sum_i alpha_i k(x_i, x) + b. The registry entry svmref.solvers.smo:svr is held to
 # quick (test_builtin_solver_passes_quick) and to the larger suites (test_builtin_solver_passes_larger_suites, slow).
 # ---------------------------------------------------------------------------------------------
