@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from svmref._validation import is_psd
+from svmref.datasets import load_dataset
 from svmref.kernels import kernel_matrix
 
 __all__ = ["Instance", "SUITES", "kernel_instances", "rls_instances", "feature_instances", "svr_instances",
@@ -192,8 +193,6 @@ def _adversarial(s: _KernelSuite) -> None:
 
 
 def _real(s: _KernelSuite) -> None:
-    from svmref.datasets import load_dataset  # reads the shipped files: only when the real suite is asked for
-
     sets = ["mcycle"] if s.regression else []
     sets += ["heart", "sonar", "ionosphere", "titanic", "synth.tr", "breast"]
     for k, name in enumerate(sets):
@@ -275,8 +274,6 @@ def _feature_suite(which: str, add: Callable, n_train: int | None) -> None:
             desc="three features repeated: X rank deficient")
         add("a-features-20x300", *_features(66, 20, 300), 1.0, 0.5, desc="n >> N")
     elif which == "real":
-        from svmref.datasets import load_dataset  # reads the shipped files: only when the real suite is asked for
-
         for k, name in enumerate(["sonar", "heart", "ionosphere"]):
             X, y = load_dataset(name, scale="standard")
             rng = np.random.default_rng(200 + k)

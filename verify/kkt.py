@@ -331,7 +331,8 @@ def _box_point(spec: BoxDual, K: np.ndarray, y: np.ndarray, C: float, alpha: np.
 
 
 def _box_feasibility(p: _BoxPoint, vals: dict, where: dict) -> None:
-    """Dual feasibility: the box ``l <= alpha <= u`` (relative to C) and the equality ``e'alpha = 0``."""
+    """Dual feasibility (000 eq. (5); 004 eq. (2)): the box ``l <= alpha <= u`` (relative to C) and the
+    equality ``e'alpha = 0``."""
     alpha, lo, hi, C = p.alpha, p.lo, p.hi, p.C
     if np.isfinite(lo) or np.isfinite(hi):
         viol = np.maximum(np.maximum(lo - alpha, alpha - hi), 0.0) / C
@@ -347,8 +348,9 @@ def _box_feasibility(p: _BoxPoint, vals: dict, where: dict) -> None:
 
 
 def _margin_residuals(p: _BoxPoint, s: np.ndarray, b: float, vals: dict, where: dict) -> list:
-    """Primal feasibility (what no finite bound absorbs of ``s``) and complementarity (multiplier x slack);
-    returns both in margin units, not relative, for ``kkt_absolute``."""
+    """Primal feasibility (what no finite bound absorbs of ``s``; 000 eq. (7), 004 system (2)) and
+    complementarity (multiplier x slack; 000 eq. (6)); returns both in margin units, not relative, for
+    ``kkt_absolute``."""
     spec, alpha, lo, hi = p.spec, p.alpha, p.lo, p.hi
     N = alpha.shape[0]
     unabs = np.zeros(N)
@@ -383,7 +385,8 @@ def _margin_residuals(p: _BoxPoint, s: np.ndarray, b: float, vals: dict, where: 
 
 
 def _box_duality_gap(p: _BoxPoint, b: float, vals: dict, where: dict) -> float:
-    """The primal recovered from ``(alpha, b)`` and its gap to the dual, relative to the size of the terms; returns P."""
+    """The primal recovered from ``(alpha, b)`` (000 eqs. (1), (3); 003 eq. (2); 004 eq. (1)) and its gap to
+    the dual, relative to the size of the terms; returns P."""
     spec, y, C, alpha = p.spec, p.y, p.C, p.alpha
     f_train = p.Kv + b
     xi = (y - f_train) if spec.regression else (1.0 - y * f_train)
