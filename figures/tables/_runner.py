@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._registry import get
+
 __all__ = ["run_table", "TableRun", "SPLIT_COLUMNS", "SELECTION_COLUMNS", "summarize", "read_rows"]
 
 #: columns of DIR/NAME.csv (one row per dataset, model, split)
@@ -395,8 +397,6 @@ def run_table(name: str, *, splits: int | None = None, jobs: int = 1, scheduler:
     progress : bool
         A tqdm bar on stderr.
     """
-    from . import get
-
     module = get(name)
     if splits is None:
         splits = module.QUICK_SPLITS if quick else module.DEFAULT_SPLITS
