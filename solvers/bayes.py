@@ -46,6 +46,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from svmref._thresholds import CENTRED_PSD_RTOL
 from svmref._validation import NotConvexError, check_gram, check_positive, check_targets, check_X
 from svmref.kernels import linear_kernel, rbf_kernel
 from svmref.solvers._hyperparameters import POSITIVE, HyperparameterError, HyperparameterMixin, Rule, options
@@ -82,7 +83,8 @@ SIGMA_RANGE_FACTORS = (1e-2, 1e2)
 BOUNDARY_LOG_TOL = 1e-3
 #: relative size of a negative eigenvalue of the centred kernel matrix that is clipped to 0 (rounding);
 #: anything more negative means the kernel is not positive semidefinite and is refused
-NEG_EIG_RTOL = 1e-10
+#: (:data:`svmref._thresholds.CENTRED_PSD_RTOL`)
+NEG_EIG_RTOL = CENTRED_PSD_RTOL
 
 
 class BoundaryWarning(UserWarning):

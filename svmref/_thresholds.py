@@ -8,7 +8,7 @@ This module imports nothing.
 """
 from __future__ import annotations
 
-__all__ = ["SYM_RTOL", "PSD_RTOL", "SMO_PSD_RTOL"]
+__all__ = ["SYM_RTOL", "PSD_RTOL", "SMO_PSD_RTOL", "CENTRED_PSD_RTOL", "ACTIVE_RTOL"]
 
 #: Symmetry of a Gram matrix. :func:`svmref._validation.check_gram` accepts ``K`` when
 #: ``max_ij |K_ij - K_ji| <= SYM_RTOL * max(1, max_ij |K_ij|)`` (absolute below ``max|K| = 1``).
@@ -37,3 +37,15 @@ PSD_RTOL = 1e-9
 #: thresholds can be refused by one and accepted by the other. The two values are kept as they were
 #: measured and tested; making them one would change which near-PSD kernels the SMO refuses.
 SMO_PSD_RTOL = 1e-10
+
+#: Positive semidefiniteness of the *centred* kernel matrix of the Bayesian LS-SVM (``solvers/bayes.py``,
+#: 002 §3): its eigenvalues come from one ``eigh`` that the evidence formulas reuse, and a smallest
+#: eigenvalue above ``-CENTRED_PSD_RTOL * max(1, max|eig|)`` is clipped to 0 as round-off; below it the kernel
+#: is refused. Kept at the value it was measured and tested with, tighter than :data:`PSD_RTOL`: making the
+#: two one would change which near-PSD kernels ``BayesianLSSVC`` refuses.
+CENTRED_PSD_RTOL = 1e-10
+
+#: Bound classification in verify (``verify/kkt.py``): an ``alpha_i`` within ``ACTIVE_RTOL * C`` of a bound
+#: counts as *at* that bound (the eps-active set of the KKT residuals). Far above the rounding of an
+#: ``alpha`` computed in float64 (``1e-16 C``) and far below the tolerances verify checks at.
+ACTIVE_RTOL = 1e-9

@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from svmref._thresholds import ACTIVE_RTOL
+
 __all__ = [
     "Residuals",
     "RESIDUALS",
@@ -54,8 +56,9 @@ __all__ = [
 RESIDUALS = ("box", "equality", "primal_feasibility", "complementarity", "stationarity", "kkt_absolute",
              "duality_gap")
 
-#: An ``alpha_i`` within ``EPS_ACTIVE * C`` of a bound counts as *at* that bound (eps-active set).
-EPS_ACTIVE = 1e-9
+#: An ``alpha_i`` within ``EPS_ACTIVE * C`` of a bound counts as *at* that bound (eps-active set); the value is
+#: :data:`svmref._thresholds.ACTIVE_RTOL`.
+EPS_ACTIVE = ACTIVE_RTOL
 
 #: ISLS support-vector threshold (004 §4: a pattern is a SV when |alpha_i| > 1e-6), times max(1, max|y|).
 SV_ATOL = 1e-6
