@@ -106,7 +106,7 @@ Sets = namedtuple("Sets", "member upm lom")
 #: pass so that the second-order selection reads one contiguous array.
 Active = namedtuple("Active", "active is_active pos cF cup clo ckd cpat cf")
 
-#: The compact column cache: ``buf`` (the slots, each ``state[SLOT_LEN]`` floats), ``state`` (the ``ST_*``
+#: The compact column cache: ``buf`` (the slots, each ``state[ST_SLOT_LEN]`` floats), ``state`` (the ``ST_*``
 #: slots below), per variable ``col_gen`` (its column is cached while this equals ``state[ST_GEN]``) and
 #: ``col_slot``, per slot ``owner``, ``seen`` (how many logged moves its column has replayed) and ``link``
 #: (``link[0]``/``link[1]``: previous/next from most to least recently used), the move log ``log`` of
