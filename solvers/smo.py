@@ -423,6 +423,9 @@ class _Run:
         self.min_active = M
         self.chunk = max(NEWTON_EVERY, 50 * M) if newton else max_iter
         self.alpha = self.F = self.Gbar = None
+        # between rounds: alpha moved by a Newton step (F, Gbar stale), the objective after the last round, the
+        # best KKT gap so far, and the rounds without a 10% decrease of it
+        self.stale, self.last_obj, self.best_gap, self.no_progress = False, np.inf, np.inf, 0
 
     def gradient(self, only_at_bound=None):
         return _gradient(self.qm, self.pat, self.ident, self.y, self.p, self.shift, self.alpha, only_at_bound)
@@ -494,9 +497,9 @@ class _Run:
     def unbounded_status(self):
         return "not_convex" if self.seen_nonconvex else "numerical_issue"
 
-    def between_rounds(self, gap, watch):
-        """After a round that spent its iterations: a Newton step on the free variables, then the stall tests
-        (``watch``: ``last_obj``, ``best_gap``, ``no_progress``, ``stale``).  Returns ``final`` or ``None``."""
+    def between_rounds(self, gap):
+        """After a round that spent its iterations: a Newton step on the free variables, then the stall tests.
+        Returns ``final`` or ``None``."""
         obj = self.objective()
         dec = self.newton_step() if self.newton else 0.0
         if dec == np.inf:
@@ -505,38 +508,38 @@ class _Run:
                     "on which Q vanishes and no bound applies; no minimiser exists")
         if dec > 0.0:
             self.newton_steps += 1
-            watch["stale"] = True
+            self.stale = True
             obj -= dec
-            watch["no_progress"] = 0
-        elif gap < 0.9 * watch["best_gap"]:
-            watch["no_progress"] = 0
+            self.no_progress = 0
+        elif gap < 0.9 * self.best_gap:
+            self.no_progress = 0
         else:
-            watch["no_progress"] += 1
-        watch["best_gap"] = best_gap = min(watch["best_gap"], float(gap))
-        if watch["no_progress"] >= STALL_ROUNDS:
+            self.no_progress += 1
+        self.best_gap = best_gap = min(self.best_gap, float(gap))
+        if self.no_progress >= STALL_ROUNDS:
             n_free_now = int(np.count_nonzero((self.alpha > self.lower) & (self.alpha < self.upper)))
             return ("numerical_issue",
                     f"stalled: the KKT gap stays above {best_gap:.3g} (tol {self.tol:g}) over {STALL_ROUNDS * self.chunk} "
                     "iterations; pairwise steps converge too slowly here (an ill-conditioned K + shift, or a large "
                     f"box along a flat direction) and the Newton step on the free variables needs at most "
                     f"{NEWTON_MAX_FREE} of them ({NEWTON_MAX_FREE_SINGULAR} if singular), here {n_free_now}")
-        if not obj < watch["last_obj"]:
+        if not obj < self.last_obj:
             return ("numerical_issue", f"no decrease of the objective over {self.chunk} iterations (KKT gap {gap:.3g} > "
                                        f"tol {self.tol:g}): stalled at working precision")
-        watch["last_obj"] = obj
+        self.last_obj = obj
         return None
 
     def iterate(self, Q, out, cbuf, name):
         """Rounds of the compiled loop until it stops.  Returns ``(code, gap, final)``: the last code of the
         compiled loop, the KKT gap, and ``(status, message)`` when the engine stopped it, else ``None``."""
-        watch = {"stale": False, "last_obj": self.objective(), "best_gap": np.inf, "no_progress": 0}
+        self.last_obj = self.objective()
         final = None
         while final is None:
-            if watch["stale"]:  # alpha moved by a Newton step: F (and Gbar) from alpha
+            if self.stale:  # alpha moved by a Newton step: F (and Gbar) from alpha
                 self.F = self.gradient()
                 if self.shrinking:
                     self.Gbar = self.gbar()
-                watch["stale"] = False
+                self.stale = False
             code, gap = self.compiled_round(Q, out, cbuf, name)
             if code == _k.UNBOUNDED:
                 final = (self.unbounded_status(),
@@ -551,8 +554,8 @@ class _Run:
             elif self.n_iter >= self.max_iter:
                 break
             else:
-                final = self.between_rounds(gap, watch)
-        if watch["stale"]:
+                final = self.between_rounds(gap)
+        if self.stale:
             self.F = self.gradient()
             gap = self.kkt_gap()
         return code, gap, final
