@@ -165,6 +165,24 @@ def tex_problems(tex: str) -> list[str]:
     return out
 
 
+def inline_math_problems(n: int, s: str, strict: bool) -> list[str]:
+    """The problems of line ``n`` (outside a $$ block, its code spans removed): an inline $ left open and,
+    (strict) what GitHub renders wrongly inside an inline formula."""
+    problems = []
+    if s.count("$") % 2:
+        problems.append(f"line {n}: inline $...$ not closed on its line")
+    if not strict:
+        return problems
+    for m in re.finditer(r"\$([^$]*)\$", s):
+        if "\\\\" in m.group(1):
+            problems.append(f"line {n}: \\\\ inside inline math")
+        # GitHub applies markdown's backslash escapes inside inline maths: \, \{ \; ... lose the backslash
+        for esc in re.findall(r"\\[!-/:-@\[\]^_`{-~]", m.group(1).replace("\\\\", "")):
+            problems.append(f"line {n}: {esc} inside inline math (use \\lbrace, \\ , ...)")
+        problems += [f"line {n}: {p}" for p in tex_problems(m.group(1))]
+    return problems
+
+
 def math_problems(text: str, strict: bool) -> list[str]:
     """Unbalanced $$ blocks; inline $ spanning lines; (strict) $$ not alone on its line, \\\\ inline,
     unbalanced braces or delimiters in a formula."""
@@ -185,17 +203,7 @@ def math_problems(text: str, strict: bool) -> list[str]:
             if s.count("$$") % 2:
                 problems.append(f"line {n}: odd number of $$")
             s = s.replace("$$", "")
-        s = re.sub(r"`[^`]*`", "", s.replace(r"\$", ""))
-        if s.count("$") % 2:
-            problems.append(f"line {n}: inline $...$ not closed on its line")
-        if strict:
-            for m in re.finditer(r"\$([^$]*)\$", s):
-                if "\\\\" in m.group(1):
-                    problems.append(f"line {n}: \\\\ inside inline math")
-                # GitHub applies markdown's backslash escapes inside inline maths: \, \{ \; ... lose the backslash
-                for esc in re.findall(r"\\[!-/:-@\[\]^_`{-~]", m.group(1).replace("\\\\", "")):
-                    problems.append(f"line {n}: {esc} inside inline math (use \\lbrace, \\ , ...)")
-                problems += [f"line {n}: {p}" for p in tex_problems(m.group(1))]
+        problems += inline_math_problems(n, re.sub(r"`[^`]*`", "", s.replace(r"\$", "")), strict)
     if in_block:
         problems.append("a $$ block is never closed")
     return problems
