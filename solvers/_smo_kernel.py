@@ -304,7 +304,7 @@ def _proves_not_psd(a, Kii, Kjj, shift, psd_rtol):
     return a < -psd_rtol * max(1.0, abs(Kii) + abs(Kjj) + 2.0 * shift)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _second_order_j(i, Fmin, Kii, cKi, cf, ckd, cpat, active, na, Kd, shift, psd_rtol, clamp):
     """Fan, Chen & Lin (2005), eq. (14)-(16), LIBSVM's WSS 2: ``j = argmax {(F_t - F_i)^2 / a_it : t in I_low,
     F_t > F_i}`` with ``a_it <= 0`` replaced by :data:`TAU`.  Returns ``(j, bad, a_bad, clamped)``: ``bad >= 0``
@@ -333,10 +333,11 @@ def _second_order_j(i, Fmin, Kii, cKi, cf, ckd, cpat, active, na, Kd, shift, psd
 # ------------------------------------------------------------------------------------------------
 # the step (000, eq. (9)) and the updates it makes
 # ------------------------------------------------------------------------------------------------
-# The helpers called every iteration (here and _second_order_j) take arrays, not the Sets/Active tuples, and the
-# ones with branches or loops are not inlined: numba counts a reference for every array it takes out of a tuple,
-# and inside an inlined, branching helper those counts are not pruned (atomic operations every iteration: the
-# loop was 5-15% slower at N = 3000, C = 1000 that way).  Scalar-only helpers are inlined.
+# The helpers called every iteration (here and _second_order_j) take arrays, not the Sets/Active tuples: numba
+# counts a reference for every array it takes out of a tuple, and inside a helper with branches or loops those
+# counts are not pruned (atomic operations every iteration: the loop was 5-15% slower at N = 3000, C = 1000 that
+# way).  The two with the loop's passes over the active set are inlined; _set_membership and _add_column (taken
+# only when a variable reaches or leaves a non-zero bound) are plain calls (inlining the first was no faster).
 @njit(cache=True, inline="always")
 def _clipped_step(lam, ai, aj, yi, yj, mi, mj, li, ui, lj, uj):
     """``alpha_i + y_i lam``, ``alpha_j - y_j lam`` with ``lam`` cut at the first bound it meets (000, eq. (9));
@@ -390,7 +391,7 @@ def _add_column(Gbar, Q, pt, dc, ident, pat):
         Gbar[t] += dc * Kt[t if ident else pat[t]]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _update_gradient(cF, cup, clo, cf, active, na, cKi, cKj, di, dj):
     """The rank-2 update ``F += di K_:i + dj K_:j`` (000, eq. (10)/(11): ``F`` is linear in alpha), fused with the
     masked min/max reductions that give ``min_{I_up} F`` and ``max_{I_low} F`` for the next selection; then
