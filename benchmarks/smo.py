@@ -99,16 +99,7 @@ def _raw_child(spec: str) -> None:
     print(json.dumps({"time": dt, "rss_mb": rss}))
 
 
-def main(argv=None) -> None:
-    if argv is None and len(sys.argv) > 2 and sys.argv[1] == "--raw-child":
-        _raw_child(sys.argv[2])
-        return
-    from sklearn.svm import SVC
-    from threadpoolctl import threadpool_limits
-
-    from svmref.kernels import rbf_kernel
-    from svmref.solvers import smo
-
+def _parse(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, nargs="*", default=[5000, 10000, 20000], help="N of the precomputed table")
     ap.add_argument("--C", type=float, nargs="+", default=[1.0, 10.0, 100.0])
@@ -126,7 +117,91 @@ def main(argv=None) -> None:
                     help="000 Table 2 sets (e.g. heart titanic german breast): iterations of the four "
                          "duals x two rules, features standardised, RBF sigma^2 = d, C in --data-C")
     ap.add_argument("--data-C", type=float, nargs="+", default=[1.0, 10.0, 100.0])
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def _precomputed_table(args, SVC, rbf_kernel, smo) -> None:
+    print("\n## precomputed K: our L1 SMO vs SVC(kernel='precomputed') (ratio < 1: ours faster)")
+    print("# ours: l1_svm(K, ...) including its check of K (finite, symmetric: one sketch pass over K, the "
+          "exact tiled pass if it does not accept); checked-once: K wrapped in PrecomputedKernel before the "
+          "clock starts, as a user fitting several C on one K does (the optimiser alone)")
+    print(f"{'N':>6} {'C':>6} {'ours[s]':>9} {'noshrink[s]':>11} {'SVC[s]':>9} {'ratio':>7} {'ratio_ns':>8} "
+          f"{'checked-once':>12} {'it(ours)':>9} {'it(SVC)':>9} {'D(ours)-D(SVC)':>15}")
+    for n in args.n:
+        X, y = blobs(n, args.d)
+        K = rbf_kernel(X, sigma=np.sqrt(args.d))
+        Kc = smo.PrecomputedKernel(K)
+        for C in args.C:
+            t_o, r = median_time(lambda: smo.l1_svm(K, y, C, tol=args.tol), args.repeat)
+            t_n, _ = median_time(lambda: smo.l1_svm(K, y, C, tol=args.tol, shrinking=False), args.repeat)
+            t_c, _ = median_time(lambda: smo.l1_svm(Kc, y, C, tol=args.tol), args.repeat)
+            svc = SVC(kernel="precomputed", C=C, tol=args.tol, shrinking=True)
+            t_s, _ = median_time(lambda: svc.fit(K, y), args.repeat)
+            dd = r.objective - _dual_of_svc(svc, K, y)
+            print(f"{n:>6} {C:>6g} {t_o:>9.3f} {t_n:>11.3f} {t_s:>9.3f} {t_o / t_s:>7.2f} {t_n / t_s:>8.2f} "
+                  f"{t_c / t_s:>12.2f} {r.n_iter:>9d} {int(svc.n_iter_[0]):>9d} {dd:>15.3e}", flush=True)
+        K = Kc = None
+
+
+def _raw_rss(args, n) -> list:
+    """Peak RSS of one raw-X fit of ours and of SVC's, each in a fresh subprocess."""
+    rss = ["-", "-"]
+    for k, who in enumerate(("ours", "svc")):
+        spec = json.dumps({"who": who, "n": n, "d": args.d, "cache": args.cache, "C": args.raw_C, "tol": args.tol})
+        out = subprocess.run([sys.executable, __file__, "--raw-child", spec], capture_output=True, text=True,
+                             check=True, env={**_env(), "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+                                              "MKL_NUM_THREADS": "1"})
+        rss[k] = f"{json.loads(out.stdout.strip().splitlines()[-1])['rss_mb']:.0f}MB"
+    return rss
+
+
+def _raw_table(args, SVC, smo) -> None:
+    print(f"\n## raw X: our L1 SMO through RawKernel vs SVC(kernel='rbf'), cache {args.cache:g} MB each, "
+          f"C={args.raw_C:g}")
+    print(f"{'N':>6} {'ours[s]':>9} {'SVC[s]':>9} {'ratio':>7} {'cols':>9} {'rss_ours':>9} {'rss_SVC':>9}")
+    for n in args.raw_n:
+        X, y = blobs(n, args.d)
+        raw = None
+
+        def ours():
+            nonlocal raw
+            raw = smo.RawKernel(X, "rbf", sigma=np.sqrt(args.d), cache_size=args.cache)
+            return smo.l1_svm(raw, y, args.raw_C, tol=args.tol)
+
+        svc = SVC(kernel="rbf", gamma=1.0 / args.d, C=args.raw_C, tol=args.tol, cache_size=args.cache)
+        t_o, _ = median_time(ours, args.repeat)
+        t_s, _ = median_time(lambda: svc.fit(X, y), args.repeat)
+        rss = _raw_rss(args, n) if args.rss else ["-", "-"]
+        print(f"{n:>6} {t_o:>9.3f} {t_s:>9.3f} {t_o / t_s:>7.2f} {raw.cache_info()['columns_computed']:>9d} "
+              f"{rss[0]:>9} {rss[1]:>9}", flush=True)
+
+
+def _adapters_table(args, rbf_kernel, smo) -> None:
+    n = args.adapters_n
+    X, y = blobs(n, args.d)
+    K = rbf_kernel(X, sigma=np.sqrt(args.d))
+    print(f"\n## adapters on the same K (N={n}), time and iterations relative to our L1, C = {args.C[0]:g}")
+    print(f"{'dual':>16} {'time[s]':>9} {'ratio':>7} {'iter':>9} {'newton':>7} {'#free':>6}")
+    t1 = None
+    for name in ("l1_svm", "l2_svm", "ls_svm", "least_1norm_svm"):
+        f = getattr(smo, name)
+        tt, rr = median_time(lambda: f(K, y, args.C[0], tol=args.tol), args.repeat)
+        t1 = tt if t1 is None else t1
+        print(f"{name:>16} {tt:>9.3f} {tt / t1:>7.2f} {rr.n_iter:>9d} {rr.info['newton_steps']:>7d} "
+              f"{rr.n_free:>6d}", flush=True)
+
+
+def main(argv=None) -> None:
+    if argv is None and len(sys.argv) > 2 and sys.argv[1] == "--raw-child":
+        _raw_child(sys.argv[2])
+        return
+    from sklearn.svm import SVC
+    from threadpoolctl import threadpool_limits
+
+    from svmref.kernels import rbf_kernel
+    from svmref.solvers import smo
+
+    args = _parse(argv)
     global CLOCK
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     if args.datasets:
@@ -137,66 +212,11 @@ def main(argv=None) -> None:
         print(f"# blobs d={args.d}, RBF sigma^2={args.d}, tol={args.tol:g}, median of {args.repeat}, BLAS 1 thread, "
               f"{args.clock} clock; load {os.getloadavg()[0]:.2f}")
         if args.n:
-            print("\n## precomputed K: our L1 SMO vs SVC(kernel='precomputed') (ratio < 1: ours faster)")
-            print("# ours: l1_svm(K, ...) including its check of K (finite, symmetric: one sketch pass over K, the "
-                  "exact tiled pass if it does not accept); checked-once: K wrapped in PrecomputedKernel before the "
-                  "clock starts, as a user fitting several C on one K does (the optimiser alone)")
-            print(f"{'N':>6} {'C':>6} {'ours[s]':>9} {'noshrink[s]':>11} {'SVC[s]':>9} {'ratio':>7} {'ratio_ns':>8} "
-                  f"{'checked-once':>12} {'it(ours)':>9} {'it(SVC)':>9} {'D(ours)-D(SVC)':>15}")
-            for n in args.n:
-                X, y = blobs(n, args.d)
-                K = rbf_kernel(X, sigma=np.sqrt(args.d))
-                Kc = smo.PrecomputedKernel(K)
-                for C in args.C:
-                    t_o, r = median_time(lambda: smo.l1_svm(K, y, C, tol=args.tol), args.repeat)
-                    t_n, _ = median_time(lambda: smo.l1_svm(K, y, C, tol=args.tol, shrinking=False), args.repeat)
-                    t_c, _ = median_time(lambda: smo.l1_svm(Kc, y, C, tol=args.tol), args.repeat)
-                    svc = SVC(kernel="precomputed", C=C, tol=args.tol, shrinking=True)
-                    t_s, _ = median_time(lambda: svc.fit(K, y), args.repeat)
-                    dd = r.objective - _dual_of_svc(svc, K, y)
-                    print(f"{n:>6} {C:>6g} {t_o:>9.3f} {t_n:>11.3f} {t_s:>9.3f} {t_o / t_s:>7.2f} {t_n / t_s:>8.2f} "
-                          f"{t_c / t_s:>12.2f} {r.n_iter:>9d} {int(svc.n_iter_[0]):>9d} {dd:>15.3e}", flush=True)
-                K = Kc = None
+            _precomputed_table(args, SVC, rbf_kernel, smo)
         if args.raw_n:
-            print(f"\n## raw X: our L1 SMO through RawKernel vs SVC(kernel='rbf'), cache {args.cache:g} MB each, "
-                  f"C={args.raw_C:g}")
-            print(f"{'N':>6} {'ours[s]':>9} {'SVC[s]':>9} {'ratio':>7} {'cols':>9} {'rss_ours':>9} {'rss_SVC':>9}")
-            for n in args.raw_n:
-                X, y = blobs(n, args.d)
-                raw = None
-
-                def ours():
-                    nonlocal raw
-                    raw = smo.RawKernel(X, "rbf", sigma=np.sqrt(args.d), cache_size=args.cache)
-                    return smo.l1_svm(raw, y, args.raw_C, tol=args.tol)
-
-                svc = SVC(kernel="rbf", gamma=1.0 / args.d, C=args.raw_C, tol=args.tol, cache_size=args.cache)
-                t_o, _ = median_time(ours, args.repeat)
-                t_s, _ = median_time(lambda: svc.fit(X, y), args.repeat)
-                rss = ["-", "-"]
-                if args.rss:
-                    for k, who in enumerate(("ours", "svc")):
-                        spec = json.dumps({"who": who, "n": n, "d": args.d, "cache": args.cache, "C": args.raw_C,
-                                           "tol": args.tol})
-                        out = subprocess.run([sys.executable, __file__, "--raw-child", spec], capture_output=True,
-                                             text=True, check=True, env={**_env(), "OMP_NUM_THREADS": "1",
-                                                                         "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
-                        rss[k] = f"{json.loads(out.stdout.strip().splitlines()[-1])['rss_mb']:.0f}MB"
-                print(f"{n:>6} {t_o:>9.3f} {t_s:>9.3f} {t_o / t_s:>7.2f} {raw.cache_info()['columns_computed']:>9d} "
-                      f"{rss[0]:>9} {rss[1]:>9}", flush=True)
+            _raw_table(args, SVC, smo)
         if args.adapters_n:
-            n = args.adapters_n
-            X, y = blobs(n, args.d)
-            K = rbf_kernel(X, sigma=np.sqrt(args.d))
-            print(f"\n## adapters on the same K (N={n}), time and iterations relative to our L1, C = {args.C[0]:g}")
-            print(f"{'dual':>16} {'time[s]':>9} {'ratio':>7} {'iter':>9} {'newton':>7} {'#free':>6}")
-            t1 = None
-            for name in ("l1_svm", "l2_svm", "ls_svm", "least_1norm_svm"):
-                f = getattr(smo, name)
-                tt, rr = median_time(lambda: f(K, y, args.C[0], tol=args.tol), args.repeat)
-                t1 = tt if t1 is None else t1
-                print(f"{name:>16} {tt:>9.3f} {tt / t1:>7.2f} {rr.n_iter:>9d} {rr.info['newton_steps']:>7d} "
-                      f"{rr.n_free:>6d}", flush=True)
+            _adapters_table(args, rbf_kernel, smo)
 
 
 def _env():
