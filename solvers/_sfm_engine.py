@@ -53,6 +53,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from svmref._thresholds import SNAP_RTOL as SNAP
+from svmref._thresholds import TAU
+
 from ._qmatrix import get_col
 from ._smo_common import _in_low, _in_up, _sets
 
@@ -117,10 +120,8 @@ def _select(y, lam, F, C, rows, n_rows):
     return i, j, gmax - gmin
 
 
-#: Relative distance to a bound of [0, C] below which the SMO puts a variable on the bound.
-SNAP = 1e-13
-#: Curvature floor of the second-order working-set selection (LIBSVM's TAU).
-TAU = 1e-12
+# SNAP (relative distance to a bound of [0, C] below which a variable is put on the bound) and TAU (the curvature
+# floor of the second-order selection, LIBSVM's) are imported above from svmref/_thresholds.py.
 
 
 @njit(cache=True)

@@ -67,11 +67,12 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from svmref._thresholds import TAU
+
 from ._qmatrix import get_col
 from ._smo_common import _at_nz, _sets
 
-#: LIBSVM's curvature floor for a pair whose a_ij is not positive.
-TAU = 1e-12
+# TAU (imported above): LIBSVM's curvature floor for a pair whose a_ij is not positive (svmref/_thresholds.py).
 
 #: Status codes returned by :func:`solve`.
 OPTIMAL = 0

@@ -224,8 +224,10 @@ def _at_nonzero_bound(alpha, lower, upper):
 
 def _psd_scan(qm, shift, name):
     """``(psd, lambda_min or nan)`` of ``K + shift I`` by a Cholesky factorisation of ``K + (shift + tau) I``,
-    ``tau = PSD_RTOL * max(1, ||K||_F)`` (at least the formulations' ``1e-10 max|eig|``, so whatever is refused
-    here the reference refuses too)."""
+    ``tau = PSD_RTOL * max(1, ||K||_F)``. This is not the reference's test (``svmref._thresholds.PSD_RTOL``,
+    relative to ``max|eig|`` of ``K`` itself, with another value): a kernel whose smallest eigenvalue lies between
+    the two thresholds can be refused by one and accepted by the other (``svmref/_thresholds.py`` says why both
+    are kept)."""
     K = qm.K
     tau = PSD_RTOL * max(1.0, float(np.linalg.norm(K)))
     A = K + (shift + tau) * np.eye(K.shape[0])

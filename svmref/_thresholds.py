@@ -8,7 +8,7 @@ This module imports nothing.
 """
 from __future__ import annotations
 
-__all__ = ["SYM_RTOL", "PSD_RTOL", "SMO_PSD_RTOL", "CENTRED_PSD_RTOL", "ACTIVE_RTOL"]
+__all__ = ["SYM_RTOL", "PSD_RTOL", "SMO_PSD_RTOL", "CENTRED_PSD_RTOL", "ACTIVE_RTOL", "TAU", "SNAP_RTOL"]
 
 #: Symmetry of a Gram matrix. :func:`svmref._validation.check_gram` accepts ``K`` when
 #: ``max_ij |K_ij - K_ji| <= SYM_RTOL * max(1, max_ij |K_ij|)`` (absolute below ``max|K| = 1``).
@@ -49,3 +49,15 @@ CENTRED_PSD_RTOL = 1e-10
 #: counts as *at* that bound (the eps-active set of the KKT residuals). Far above the rounding of an
 #: ``alpha`` computed in float64 (``1e-16 C``) and far below the tolerances verify checks at.
 ACTIVE_RTOL = 1e-9
+
+#: Curvature floor of the SMO engines' working-pair step (LIBSVM's ``TAU``, Fan, Chen & Lin 2005): a pair
+#: whose curvature ``a_ij = K_ii + K_jj - 2 K_ij`` (plus the diagonal shift) is not above it is stepped
+#: with ``a_ij = TAU`` instead (``solvers/_smo_kernel.py`` when ``on_nonconvex="clamp"``, and the
+#: second-order selection of the support features engine, ``solvers/_sfm_engine.py``). Absolute, as in
+#: LIBSVM: it only keeps the step finite; the step is then clipped to the box.
+TAU = 1e-12
+
+#: The support features engine (``solvers/_sfm_engine.py``) puts a ``lam_j`` within ``SNAP_RTOL * C`` of a
+#: bound of ``[0, C]`` on that bound after each pair step, so that the index sets of 003 §2.6 see it as
+#: bounded; a few units of rounding of ``C`` (``1e-16 C``) and far below any step the engine takes.
+SNAP_RTOL = 1e-13

@@ -277,13 +277,18 @@ def untraceable_references(root: Path) -> list[str]:
 
 
 #: Names of the shared thresholds; elsewhere they may only be imported (or bound to an imported name).
-THRESHOLD_NAME = re.compile(r"(PSD|SYM)_RTOL$")
+THRESHOLD_NAME = re.compile(r"(PSD|SYM|ACTIVE)_RTOL$|^EPS_ACTIVE$|^NEG_EIG_RTOL$|^TAU$")
 THRESHOLD_HOME = "svmref/_thresholds.py"
 
 
+def _is_tiny_number(node) -> bool:
+    """A float literal of a threshold's size (``0 < |x| < 1e-3``); ``max(1.0, ...)`` floors and factors are not."""
+    return isinstance(node, ast.Constant) and isinstance(node.value, float) and 0.0 < abs(node.value) < 1e-3
+
+
 def redefined_thresholds(root: Path) -> list[str]:
-    """``file:line name = value`` of every assignment of a number to a threshold name outside its home, and
-    every function parameter of that name with a number as its default."""
+    """``file:line name = value`` of every assignment of a tiny number to a threshold name outside its home, and
+    every function parameter of that name with a tiny number as its default."""
     out = []
     for path in _source_files(root):
         rel = path.relative_to(root).as_posix()
@@ -301,8 +306,7 @@ def redefined_thresholds(root: Path) -> list[str]:
                 pairs += [(a, d) for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults) if d is not None]
             for target, value in pairs:
                 name = getattr(target, "id", getattr(target, "arg", getattr(target, "attr", "")))
-                if THRESHOLD_NAME.search(name.upper()) and any(isinstance(v, ast.Constant) and isinstance(v.value, float)
-                                                                 for v in ast.walk(value)):
+                if THRESHOLD_NAME.search(name.upper()) and any(_is_tiny_number(v) for v in ast.walk(value)):
                     out.append(f"{rel}:{node.lineno} {name} = {ast.unparse(value)}")
     return out
 
@@ -401,7 +405,17 @@ PLANTED = {
     "a symmetry threshold as a default argument": (
         {"solvers/linear.py": "def check(K, sym_rtol=1e-8):\n    return K\n"},
         redefined_thresholds, "solvers/linear.py:1 sym_rtol = 1e-08"),
+    "the SMO's curvature floor defined a second time": (
+        {"solvers/_engine.py": "TAU = 1e-12\n"},
+        redefined_thresholds, "solvers/_engine.py:1 TAU = 1e-12"),
 }
+
+
+def test_a_quantity_derived_from_a_threshold_is_not_a_redefinition(tmp_path):
+    """``tau = PSD_RTOL * max(1.0, norm)`` uses the threshold; only a tiny literal is a second definition."""
+    root = _tree(tmp_path, {"solvers/smo.py": "from svmref._thresholds import PSD_RTOL\n"
+                                              "def f(n):\n    tau = PSD_RTOL * max(1.0, n)\n    return tau\n"})
+    assert redefined_thresholds(root) == []
 
 
 @pytest.mark.parametrize("case", list(PLANTED))

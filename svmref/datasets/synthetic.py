@@ -1,7 +1,7 @@
 """Synthetic data sets of the papers (numpy only): the "two hypercubes" of 003 §3.1.
 
 Generated, not shipped: :func:`two_hypercubes` draws a fresh sample from ``numpy.random.default_rng(seed)``.
-(Moved here from ``svmref.solvers._sfm_path``; ``svmref.solvers.support_features.two_hypercubes`` re-exports it.)
+(``svmref.solvers.support_features.two_hypercubes`` re-exports it.)
 """
 from __future__ import annotations
 
