@@ -11,7 +11,7 @@ Ratios (lower is better; the issue's targets in brackets):
   made outside the timed region)
 * ``rls`` vs scikit-learn ``KernelRidge(kernel="precomputed", alpha=m gamma).fit``   [<= 1.0]
 * ``isls_svm`` total (LS-SVM start + all iterations) vs one ``ls_svm``         [<= 3 at N = 2000]
-  on these 2-D data (the d = 10 case of issue 13 is in ``benchmarks/isls.py``)
+  on these 2-D data (the d = 10 case is in ``benchmarks/isls.py``)
 * ``svmref.kernels.rbf_kernel`` vs a plain vectorised numpy build
   ``exp(-sum((X[:, None] - X[None]) ** 2, -1) / sigma^2)``
 

@@ -7,7 +7,7 @@ except in the one subprocess test):
 * no import cycle among the project's modules, counting the imports inside functions (not those under
   ``if TYPE_CHECKING:``, which never run);
 * no function over :data:`MAX_LINES` lines, except the numba kernels;
-* comments and docstrings refer only to the repository and the papers (no "issue 12", "DESIGN example 3");
+* comments and docstrings refer only to the repository and the papers (no issue numbers, no numbered DESIGN examples);
 * the shared numerical thresholds (symmetry, PSD) are numbers only in ``svmref/_thresholds.py``.
 
 Every import counts, at module level or inside a function. Each check is a function of the repository root
@@ -260,11 +260,24 @@ def _docstring_nodes(tree):
                     yield b.value
 
 
-def untraceable_references(root: Path) -> list[str]:
-    """``file:line: text`` of every comment or docstring that points at an issue number or a DESIGN example."""
+def _tool_and_doc_files(root: Path):
+    """The tests, the benchmarks and the Markdown pages (README, CHANGELOG, docs/): read by the same people."""
+    for folder in ("tests", "benchmarks"):
+        yield from sorted((root / folder).glob("*.py"))
+    yield from (p for p in (root / "README.md", root / "CHANGELOG.md") if p.is_file())
+    yield from sorted((root / "docs").rglob("*.md"))
+
+
+def untraceable_references(root: Path, files=None) -> list[str]:
+    """``file:line: text`` of every comment or docstring (every line of a Markdown page) that points at an issue
+    number or a DESIGN example; ``files`` defaults to the packages' modules."""
     out = []
-    for path in _source_files(root):
+    for path in _source_files(root) if files is None else files:
         src = path.read_text(encoding="utf-8")
+        if path.suffix == ".md":
+            rel = path.relative_to(root)
+            out += [f"{rel}:{k}: {line.strip()}" for k, line in enumerate(src.splitlines(), 1) if UNTRACEABLE.search(line)]
+            continue
         rel = path.relative_to(root)
         for tok in tokenize.generate_tokens(io.StringIO(src).readline):
             if tok.type == tokenize.COMMENT and UNTRACEABLE.search(tok.string):
@@ -359,6 +372,22 @@ def test_thresholds_are_numbers_only_in_their_home():
 def test_comments_refer_only_to_the_repository_and_the_papers():
     bad = untraceable_references(ROOT)
     assert not bad, "comments or docstrings the reader cannot follow:\n" + "\n".join(bad)
+
+
+def test_tests_benchmarks_and_docs_refer_only_to_the_repository_and_the_papers():
+    bad = untraceable_references(ROOT, _tool_and_doc_files(ROOT))
+    assert not bad, "comments, docstrings or pages the reader cannot follow:\n" + "\n".join(bad)
+
+
+def test_the_pages_guard_catches_a_planted_reference(tmp_path):
+    page = tmp_path / "docs" / "notes.md"
+    page.parent.mkdir(parents=True)
+    page.write_text("# Notes\n\nThe cache, as issue 12 asked.\n", encoding="utf-8")
+    test = tmp_path / "tests" / "test_x.py"
+    test.parent.mkdir(parents=True)
+    test.write_text('def test_f():\n    """As DESIGN example 5 says."""\n', encoding="utf-8")
+    found = untraceable_references(tmp_path, _tool_and_doc_files(tmp_path))
+    assert found == ["docs/notes.md:3: The cache, as issue 12 asked.", "tests/test_x.py:2: As DESIGN example 5 says."], found
 
 
 # ------------------------------------------------------------------------------------------------

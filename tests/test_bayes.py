@@ -180,7 +180,7 @@ def test_log_evidence_equals_the_marginal_likelihood_integrated_over_b(name, mu,
 
 @pytest.mark.parametrize("name", ["rbf", "linear"])
 def test_level2_matches_the_brute_force_evidence_maximum(name):
-    """Issue 15: level 2 (one eigendecomposition, 1-D search) against a joint maximisation over (log mu,
+    """Level 2 (one eigendecomposition, 1-D search) against a joint maximisation over (log mu,
     log zeta) of the evidence computed the second way; agreement to 1e-6 in log gamma."""
     K, y = INSTANCES[name]()
     r = bayes.level2(K, y)

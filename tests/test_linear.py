@@ -4,7 +4,7 @@ Checked against the cvxpy ground truth (:mod:`svmref.formulations`): the LS-SVM 
 of 004 eq. (1)), the primals (000 eq. (1); 004 eq. (1)) through ``alpha_i = C xi_i`` and ``p* = -D*``,
 the KKT system (004 eq. (2)) solved densely, RLS against the functional (001 eq. (7)) minimised in
 cvxpy.  Every instance has ``Ktilde = K + I/C`` positive definite, so alpha and b are unique and are
-compared directly (DESIGN example 5).
+compared directly (when the solution is unique, alpha and b are compared, not only objectives and residuals).
 """
 from __future__ import annotations
 
@@ -284,7 +284,7 @@ def test_no_warning_on_plain_solve():
         ls_svm(K, y, 1.0)
 
 
-# ---- accuracy against exact rational arithmetic (issue 18) --------------------------------------
+# ---- accuracy against exact rational arithmetic (the certified Cholesky path) --------------------------------------
 def exact_solve(A, rhs):
     """Gaussian elimination in exact rational arithmetic (fractions.Fraction) on the float entries as given."""
     n = len(rhs)

@@ -393,7 +393,7 @@ def test_non_psd_kernel_clamped_terminates_at_a_kkt_point_labelled_not_convex(du
 
 @pytest.mark.parametrize("dual", DUALS)
 def test_non_psd_kernel_raises_by_default(dual):
-    """Issue 18: a non-PSD K raises NotConvexError (the README's promise), from the scan (small N) or
+    """A non-PSD K raises NotConvexError (the README's promise), from the scan (small N) or
     from a pair with a_ij < 0 met during the iterations (scan off)."""
     from svmref.solvers import NotConvexError
 
@@ -413,7 +413,7 @@ def test_non_psd_kernel_raises_by_default(dual):
 
 
 def test_ls_svm_indefinite_clamped_is_never_optimal():
-    """Issue 18: LS-SVM SMO on an indefinite K used to return NaN labelled optimal.  Clamped, the dual is
+    """LS-SVM SMO on an indefinite K once returned NaN labelled optimal.  Clamped, the dual is
     unbounded below along a pair with a_ij < 0: the solver stops there, alpha finite, status not_convex."""
     A = np.array([[1.0, 2.0], [2.0, 1.0]])
     K = np.kron(np.eye(10), A)
@@ -745,7 +745,7 @@ def _raw_instance(kernel):
 @pytest.mark.parametrize("kernel", sorted(RAW))
 @pytest.mark.parametrize("dual", DUALS)
 def test_raw_X_cache_and_shrinking_reach_the_reference(dual, kernel, shrinking, cache_mb):
-    """Issue 12: every configuration (raw X through the cache, any cache size, shrinking on or off) reaches
+    """Every configuration (raw X through the cache, any cache size, shrinking on or off) reaches
     the cvxpy reference to 1e-6 at tol 1e-8, and agrees with the dense-K run."""
     X, y, K, refs = _raw_instance(kernel)
     kw, _ = RAW[kernel]
@@ -825,7 +825,7 @@ def test_compact_cache_takes_at_most_a_quarter_of_the_memory_available(monkeypat
 
 @pytest.mark.parametrize("dual", ["ls_svm", "least_1norm_svm"])
 def test_separable_huge_C_converges_by_newton_steps(dual):
-    """Issue 18: on separable data with C = 1e6 pairwise steps stall (LS: K + I/C has condition ~1e8;
+    """On separable data with C = 1e6 pairwise steps stall (LS: K + I/C has condition ~1e8;
     Least 1-Norm: rank-2 K with a box of 1e6).  The Newton steps on the free set finish the job in a few
     hundred thousand iterations instead of failing at 1e7; the optimum is checked on the KKT conditions."""
     rng = np.random.default_rng(27)
@@ -925,7 +925,7 @@ def test_warnings_point_at_the_caller():
 
 
 def test_stall_is_reported_early_when_no_newton_step_applies(monkeypatch):
-    """Issue 18: where the Newton step cannot apply (here forbidden: at most 1 free variable), a solver whose KKT
+    """Where the Newton step cannot apply (here forbidden: at most 1 free variable), a solver whose KKT
     gap does not decrease by 10% over STALL_ROUNDS rounds stops with status "numerical_issue" and a warning, long
     before max_iter (10^7), instead of running on."""
     monkeypatch.setattr(smo, "NEWTON_EVERY", 2000)
