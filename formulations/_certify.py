@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import scipy.linalg as sla
@@ -379,6 +380,26 @@ class AccurateMatvec:
             c += (s - (t - bb)) + (p - bb)
             s = t
         return s.astype(LD) + (c + E.sum(axis=1)).astype(LD)
+
+
+@dataclass(frozen=True, eq=False)
+class KernelSystem:
+    """What the direct systems of the equality problems share (``LSSystem``, ``RLSSystem``, ``ISLSSystem``):
+    the data, the form whose values and objective are reported, and ``K`` in extended precision and its
+    accurate matrix-vector product (:class:`AccurateMatvec`), each built once and reused across ``solve`` calls
+    at other hyperparameters."""
+
+    K: np.ndarray
+    y: np.ndarray
+    form: str
+
+    @cached_property
+    def _K_ld(self):
+        return self.K.astype(LD)
+
+    @cached_property
+    def _Kx(self):
+        return AccurateMatvec(self.K)
 
 
 def _equilibrate(A):

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 
 import cvxpy as cp
 import numpy as np
@@ -13,7 +12,7 @@ from ._certify import Certified
 
 
 @dataclass(frozen=True, eq=False)
-class LSSystem:
+class LSSystem(cert.KernelSystem):
     """The direct reference of the LS-SVM (000 eqs. (2), (7); 004 eq. (2)): the KKT system in ``[b; alpha]``
     solved by LU with a condition estimate and extended-precision refinement (:func:`._certify.refined_solve`);
     the values and objective of ``form`` are derived from it on the original K.
@@ -22,19 +21,8 @@ class LSSystem:
     regression: ``sum_i alpha_i = 0`` and the right-hand side y (004 eq. (2)).
     """
 
-    K: np.ndarray
-    y: np.ndarray
-    form: str
     Phi: np.ndarray | None = None
     classification: bool = True
-
-    @cached_property
-    def _K_ld(self):
-        return self.K.astype(cert.LD)
-
-    @cached_property
-    def _Kx(self):
-        return cert.AccurateMatvec(self.K)
 
     def solve(self, hyper: dict, tol: float) -> Certified:
         """Solve the system at ``hyper`` (``C``, or ``C = zeta / mu`` for the mu/zeta form of 002) and certify it."""

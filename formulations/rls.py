@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 
 import cvxpy as cp
 import numpy as np
@@ -13,21 +12,10 @@ from ._certify import Certified
 
 
 @dataclass(frozen=True, eq=False)
-class RLSSystem:
+class RLSSystem(cert.KernelSystem):
     """The direct reference of RLS: 001 eq. (8) ``(m gamma I + K) c = y`` by Cholesky (LU if not SPD to working
     precision), ``dpocon`` condition estimate, extended-precision refinement; ``alpha = 2 gamma c`` for the dual."""
 
-    K: np.ndarray
-    y: np.ndarray
-    form: str
-
-    @cached_property
-    def _K_ld(self):
-        return self.K.astype(cert.LD)
-
-    @cached_property
-    def _Kx(self):
-        return cert.AccurateMatvec(self.K)
 
     def solve(self, hyper: dict, tol: float) -> Certified:
         """Solve (8) at ``hyper["gamma"]``; the objective of the form: (7) for the primal, its dual for the dual."""

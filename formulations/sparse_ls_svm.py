@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 
 import cvxpy as cp
 import numpy as np
@@ -15,23 +14,12 @@ from ._certify import Certified
 
 
 @dataclass(frozen=True, eq=False)
-class ISLSSystem:
+class ISLSSystem(cert.KernelSystem):
     """The direct reference of the weighted problem: the system (004, eq. (4)) ``[[0, 1'], [1, H]] [b; beta] = [0; y]``,
     ``H = K diag(lam)^-1 K + I/C``, by LU with ``dgecon`` and refinement whose residuals are computed in extended
     precision from K itself (two matrix-vector products, H is never trusted); ``alpha = diag(lam)^-1 K beta``,
     ``xi = beta / C``."""
 
-    K: np.ndarray
-    y: np.ndarray
-    form: str
-
-    @cached_property
-    def _K_ld(self):
-        return self.K.astype(cert.LD)
-
-    @cached_property
-    def _Kx(self):
-        return cert.AccurateMatvec(self.K)
 
     def solve(self, hyper: dict, tol: float) -> Certified:
         """Solve (4) at ``hyper`` (``C``, ``lam``); the objective of the form: (3) for the primal, its dual for the dual."""
