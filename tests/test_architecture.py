@@ -244,6 +244,25 @@ def long_functions(root: Path, limit: int = MAX_LINES) -> list[tuple[str, str, i
     return sorted(out, key=lambda t: -t[2])
 
 
+def complexity_exemptions(root: Path, files=None) -> list[str]:
+    """``file:line name`` of every ``# noqa: C901`` (ruff's complexity rule switched off) that is not on the
+    ``def`` line of a numba kernel, the only functions the rule exempts; ``files`` defaults to every module of
+    the packages, the tests and the benchmarks."""
+    out = []
+    if files is None:
+        files = [*_source_files(root), *sorted((root / "tests").glob("*.py")), *sorted((root / "benchmarks").glob("*.py"))]
+    for path in files:
+        src = path.read_text(encoding="utf-8")
+        numba_defs = {node.lineno for node in ast.walk(ast.parse(src, str(path)))
+                      if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_numba(node)}
+        lines = src.splitlines()
+        for tok in tokenize.generate_tokens(io.StringIO(src).readline):
+            k = tok.start[0]
+            if tok.type == tokenize.COMMENT and re.search(r"noqa\b.*\bC901\b", tok.string) and k not in numba_defs:
+                out.append(f"{path.relative_to(root)}:{k} {lines[k - 1].strip()[:60]}")
+    return out
+
+
 def _docstring_nodes(tree):
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
@@ -362,6 +381,19 @@ def test_no_import_cycle():
 def test_no_function_over_80_lines():
     long = long_functions(ROOT)
     assert not long, f"functions over {MAX_LINES} lines:\n" + "\n".join(f"{w} {n}: {k} lines" for w, n, k in long)
+
+
+def test_only_numba_kernels_are_exempt_from_the_complexity_rule():
+    bad = complexity_exemptions(ROOT)
+    assert not bad, "noqa: C901 outside a numba kernel's def line:\n" + "\n".join(bad)
+
+
+def test_the_exemption_guard_catches_a_plain_function(tmp_path):
+    src = ("from numba import njit\n\n\n@njit(cache=True)\ndef kernel(x):  # noqa: C901\n    return x\n\n\n"
+           "def plain(x):  # noqa: C901\n    return x\n")
+    path = tmp_path / "m.py"
+    path.write_text(src, encoding="utf-8")
+    assert complexity_exemptions(tmp_path, [path]) == ["m.py:9 def plain(x):  # noqa: C901"]
 
 
 def test_thresholds_are_numbers_only_in_their_home():
