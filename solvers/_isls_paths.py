@@ -41,6 +41,7 @@ those iterates come from ``"cholesky"`` and move by about 1e-12.
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -324,7 +325,7 @@ def _precision(system: WeightedSystem, kap):
 # --------------------------------------------------------------------------------------------------
 # the paths
 # --------------------------------------------------------------------------------------------------
-class _Path:
+class _Path(ABC):
     """A way to solve (N): ``usable(kap)`` says whether its working precision can reach the certificate at the
     condition bound ``kap``; ``solve(system)`` returns a :class:`Solution` (judged), or None when it cannot start."""
 
@@ -333,8 +334,9 @@ class _Path:
     def usable(self, kap) -> bool:
         return True
 
-    def solve(self, system: WeightedSystem) -> Solution | None:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def solve(self, system: WeightedSystem) -> Solution | None:
+        """Each path's own solve: the iterate with its :class:`Certificate`, or None when the path cannot start."""
 
 
 class QRPath(_Path):

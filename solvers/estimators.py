@@ -52,6 +52,7 @@ defined in :mod:`svmref.solvers.bayes` and re-exported here; its attributes are 
 """
 from __future__ import annotations
 
+from abc import ABCMeta, abstractmethod
 from itertools import combinations
 
 import numpy as np
@@ -122,7 +123,7 @@ _RAW_KERNELS = ("linear", "poly", "rbf", "gaussian")
 # ------------------------------------------------------------------------------------------------
 # bases
 # ------------------------------------------------------------------------------------------------
-class _Base(HyperparameterMixin, BaseEstimator):
+class _Base(HyperparameterMixin, BaseEstimator, metaclass=ABCMeta):
     """What every estimator here shares, and the hooks its subclasses override.
 
     Hooks: :meth:`_check_fit_X` (checks of the training X), :meth:`_pair_params` (parameters fixed on all the
@@ -148,9 +149,11 @@ class _Base(HyperparameterMixin, BaseEstimator):
         """Prediction data for a model trained on ``rows``."""
         return X
 
+    @abstractmethod
     def _binary_decision(self, X):
-        """Hook: ``f(x)`` of the fitted binary model (or regressor), shape (n_samples,)."""
-        raise NotImplementedError
+        """Hook: ``f(x)`` of the fitted binary model (or regressor), shape (n_samples,); every estimator defines
+        it (the kernel models by :func:`~svmref.solvers._result.kernel_expansion`, the support features
+        classifier as ``a'x + b``)."""
 
     def _reset(self):
         """Forget a previous fit (a refit on other data must not keep stale attributes)."""
