@@ -81,6 +81,8 @@ class BoxCertifier:
         the primal value, and (after a polish, or when alpha came from elsewhere) the primal point it defines."""
         c.method = f"duality gap on K ({self.kind} box dual)"
         c.alpha = a
+        p, d = c.residuals["objective_primal"], c.residuals["objective_dual"]
+        c.bounds = (-p, d) if self.form == "dual" else (-d, p)  # weak duality, p* = -d*
         if self.form == "dual":
             c.objective = c.residuals["objective_dual"]
             c.values = {"alpha": a}

@@ -56,6 +56,7 @@ class Certified:
     method: str = ""
     duals: list | None = None
     alpha: np.ndarray | None = None
+    bounds: tuple[float, float] | None = None
 
     @property
     def certified(self) -> bool:
@@ -83,7 +84,11 @@ class Multipliers:
 
 
 def _rel(x: float, scale: float) -> float:
-    return abs(x) / max(1.0, abs(scale))
+    """``|x| / |scale|``, relative with no floor (``0`` when both are 0, ``inf`` when only the scale is)."""
+    x, scale = abs(float(x)), abs(float(scale))
+    if scale > 0.0:
+        return x / scale
+    return 0.0 if x == 0.0 else float("inf")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -177,14 +182,28 @@ def box_dual_value(kind, K, y, C, a):
     return d, f
 
 
+def _box_feasibility(kind, C, raw, y, lo, hi):
+    """``(eq, bound, scale_a)``: ``|y'alpha| / sum|alpha|`` and the largest box violation relative to the box's
+    size (``C``; for the unbounded l2 box, ``max|alpha|``) of the solver's raw alpha, and ``max|alpha|``."""
+    scale_a = float(np.max(np.abs(raw))) if raw.size else 0.0
+    eq_res = _rel(float(y @ raw), float(np.sum(np.abs(raw))))
+    over = float(np.max(np.maximum(np.maximum(lo - raw, raw - hi), 0.0))) if raw.size else 0.0
+    bound_res = _rel(over, C if kind != "l2" else scale_a)
+    return eq_res, bound_res, scale_a
+
+
 def box_certificate(kind, K, y, C, alpha, tol, *, kkt_tol=None, raw_alpha=None) -> tuple[Certified, np.ndarray, float]:
-    """Certificate of ``alpha`` (projected first) for the box dual of ``kind`` ("l1", "l2", "l1n")."""
+    """Certificate of ``alpha`` (projected first) for the box dual of ``kind`` ("l1", "l2", "l1n").
+
+    Certified when the duality gap ``p + d`` is at most ``tol |d|`` or the absolute floor ``abs_floor`` of
+    evaluating ``p`` and ``d`` in double precision (reported, with ``rel_floor = abs_floor / |d|``), the
+    feasibility residuals are at most ``tol`` relative to their own scales, and the KKT residual at most
+    ``sqrt(tol)`` (``kkt_tol``). ``bounds`` is the interval the optimal values lie in: ``[-p, d]`` for the
+    dual (003 eq. (3); 000 eq. (5)), ``[-d, p]`` for the primal (weak duality, ``p* = -d*``)."""
     n = len(y)
     lo, hi = box_bounds(kind, C, n)
     raw = np.asarray(alpha if raw_alpha is None else raw_alpha, dtype=float)
-    scale_a = max(1.0, float(np.max(np.abs(raw))))
-    eq_res = abs(float(y @ raw)) / max(1.0, float(np.sum(np.abs(raw))))
-    bound_res = float(np.max(np.maximum(np.maximum(lo - raw, raw - hi), 0.0))) / max(1.0, C if kind != "l2" else scale_a)
+    eq_res, bound_res, scale_a = _box_feasibility(kind, C, raw, y, lo, hi)
     a = project_feasible(alpha, y, lo, hi)
     d, f = box_dual_value(kind, K, y, C, a)
     b = best_b(kind, y, f)
@@ -194,29 +213,22 @@ def box_certificate(kind, K, y, C, alpha, tol, *, kkt_tol=None, raw_alpha=None) 
     # >= 0 at the lower bound, <= 0 at the upper one. Natural residual |a - clip(a - g w, lo, hi)| / w
     # (w the box width): 0 iff KKT holds; min(|g_i|, distance to the bound / w) otherwise.
     g = y * (f + b) - 1.0 + (a / C if kind == "l2" else 0.0)
-    width = np.where(np.isfinite(hi - lo), hi - lo, scale_a)
+    width = np.where(np.isfinite(hi - lo), hi - lo, scale_a if scale_a > 0 else 1.0)
     viol = np.abs(a - np.clip(a - g * width, lo, hi)) / width
     kkt = float(np.max(viol)) if n else 0.0
-    # worst-case floating-point error of evaluating d and p (dot products of length N): the certificate
-    # |d(alpha) - d*| <= gap holds up to this; it is reported, and a certificate it dominates is marginal
-    Kv_abs = np.abs(K) @ np.abs(y * a)
-    r = 1.0 - y * (f + b)
-    loss_scale = C * float(np.sum(Kv_abs)) if kind != "l2" else C * float(np.abs(r) @ Kv_abs)
-    rounding = 2.0 * n * EPS * (float(np.abs(y * a) @ Kv_abs) + float(np.sum(np.abs(a))) + loss_scale
-                                + (float(a @ a) / C if kind == "l2" else 0.0))
-    res = {"objective_dual": d, "objective_primal": p, "gap": gap, "rel_gap": _rel(gap, d),
-           "eq_feasibility": eq_res, "bound_feasibility": bound_res, "kkt": kkt, "b": b,
-           "rounding": rounding, "rel_rounding": _rel(rounding, d)}
+    rounding = _box_rounding(kind, K, y, C, a, f, b)
     # the gap cannot be resolved below the floating-point floor of evaluating p and d; the floor used
     # to accept it is the typical (sqrt(N)) rather than the worst-case (N) accumulation of round-off
-    floor = res["rel_rounding"] / np.sqrt(max(n, 1))
-    res["rel_floor"] = floor
-    gap_tol = max(tol, floor)
+    abs_floor = rounding / np.sqrt(max(n, 1))
+    res = {"objective_dual": d, "objective_primal": p, "gap": gap, "rel_gap": _rel(gap, d),
+           "eq_feasibility": eq_res, "bound_feasibility": bound_res, "kkt": kkt, "b": b,
+           "rounding": rounding, "rel_rounding": _rel(rounding, d), "abs_floor": abs_floor,
+           "rel_floor": _rel(abs_floor, d)}
     failed = {}
     if not np.isfinite(d) or not np.isfinite(p):
         failed["objective"] = (float("nan"), tol)
-    if not (res["rel_gap"] <= gap_tol) or gap < -max(1.0, abs(d)) * max(1e3 * EPS * n, floor):
-        failed["rel_gap"] = (res["rel_gap"], gap_tol)
+    if not (gap <= max(tol * abs(d), abs_floor)) or gap < -max(1e3 * EPS * n * abs(d), abs_floor):
+        failed["rel_gap"] = (res["rel_gap"], max(tol, res["rel_floor"]))
     if not (eq_res <= tol):
         failed["eq_feasibility"] = (eq_res, tol)
     if not (bound_res <= tol):
@@ -225,6 +237,17 @@ def box_certificate(kind, K, y, C, alpha, tol, *, kkt_tol=None, raw_alpha=None) 
     if not (kkt <= kt):
         failed["kkt"] = (kkt, kt)
     return Certified(d, None, res, failed), a, b
+
+
+def _box_rounding(kind, K, y, C, a, f, b) -> float:
+    """Worst-case floating-point error of evaluating ``d`` and ``p`` (dot products of length N): the sizes of
+    the terms summed, times ``2 N eps``. ``|d(alpha) - d*| <= gap`` holds up to it."""
+    n = len(y)
+    Kv_abs = np.abs(K) @ np.abs(y * a)
+    r = 1.0 - y * (f + b)
+    loss_scale = C * float(np.sum(Kv_abs)) if kind != "l2" else C * float(np.abs(r) @ Kv_abs)
+    return 2.0 * n * EPS * (float(np.abs(y * a) @ Kv_abs) + float(np.sum(np.abs(a))) + loss_scale
+                            + (float(a @ a) / C if kind == "l2" else 0.0))
 
 
 def _solve_sym(A, rhs):
@@ -246,7 +269,8 @@ def box_polish(kind, K, y, C, alpha, tol, *, max_iter: int = 8):
     lo, hi = box_bounds(kind, C, n)
     a0 = project_feasible(alpha, y, lo, hi)
     best = None
-    width = np.where(np.isfinite(hi - lo), hi - lo, max(1.0, float(np.max(np.abs(a0)))))
+    amax = float(np.max(np.abs(a0))) if n else 0.0
+    width = np.where(np.isfinite(hi - lo), hi - lo, amax if amax > 0 else 1.0)
     for delta in (1e-6, 1e-9, 1e-4, 1e-3):
         at_lo = (a0 - lo) <= delta * width
         at_hi = ((hi - a0) <= delta * width) & ~at_lo
@@ -308,6 +332,17 @@ def _sfm_primal_value(X, y, C, mu, a):
     return float((1.0 - mu) * (a @ a) + mu * np.sum(np.abs(a))) + primal_loss("l1", C, y, f, b), b  # 003, eq. (5)
 
 
+def _sfm_rounding(X, y, C, mu, lam, a, b) -> float:
+    """Worst-case floating-point error of evaluating ``W(lam)`` (003 eq. (10)) and ``p(a, b)`` (003 eq. (5)): the
+    sizes of the terms summed, times ``2 (N + n) eps``."""
+    N, n = X.shape
+    wabs = np.abs(X).T @ np.abs(lam)
+    fabs = np.abs(X) @ np.abs(a) + abs(b) + 1.0
+    terms = (float(np.sum(np.abs(lam))) + float(wabs @ wabs) / (4.0 * (1.0 - mu)) + (1.0 - mu) * float(a @ a)
+             + mu * float(np.sum(np.abs(a))) + C * float(np.sum(fabs)))
+    return 2.0 * (N + n) * EPS * terms
+
+
 def sfm_certificate(X, y, C, mu, lam, tol, a_primal=None, extra_lams=()):
     """Certificate of the support features machine on X: ``min p(a, b) - max W(lam) >= 0`` over the
     candidates (the solver's lam, projected; ``extra_lams`` e.g. the primal solver's multipliers; ``a`` from
@@ -315,8 +350,7 @@ def sfm_certificate(X, y, C, mu, lam, tol, a_primal=None, extra_lams=()):
     n = len(y)
     lo, hi = np.zeros(n), np.full(n, C)
     raw = np.asarray(lam, dtype=float)
-    eq_res = abs(float(y @ raw)) / max(1.0, float(np.sum(np.abs(raw))))
-    bound_res = float(np.max(np.maximum(np.maximum(lo - raw, raw - hi), 0.0))) / max(1.0, C)
+    eq_res, bound_res, _ = _box_feasibility("l1", C, raw, y, lo, hi)
     W, best_lam, a_cands = -np.inf, None, []
     for cand in [raw, *[np.asarray(e, dtype=float) for e in extra_lams if e is not None]]:
         lam_c = project_feasible(cand, y, lo, hi)
@@ -332,11 +366,13 @@ def sfm_certificate(X, y, C, mu, lam, tol, a_primal=None, extra_lams=()):
         if p_c < p:
             p, a, b = p_c, a_c, b_c
     gap = p - W
+    abs_floor = _sfm_rounding(X, y, C, mu, best_lam, a, b) / np.sqrt(max(n, 1))
     res = {"objective_dual": W, "objective_primal": p, "gap": gap, "rel_gap": _rel(gap, W),
-           "eq_feasibility": eq_res, "bound_feasibility": bound_res, "b": b}
+           "eq_feasibility": eq_res, "bound_feasibility": bound_res, "b": b, "abs_floor": abs_floor,
+           "rel_floor": _rel(abs_floor, W)}
     failed = {}
-    if not (res["rel_gap"] <= tol):
-        failed["rel_gap"] = (res["rel_gap"], tol)
+    if not (gap <= max(tol * abs(W), abs_floor)) or gap < -abs_floor:
+        failed["rel_gap"] = (res["rel_gap"], max(tol, res["rel_floor"]))
     if not (eq_res <= tol):
         failed["eq_feasibility"] = (eq_res, tol)
     if not (bound_res <= tol):
@@ -493,16 +529,25 @@ def refined_solve(A, rhs, matvec_ld, *, spd: bool = False, tol: float = 1e-8, wh
                "factorisation": "Cholesky (dpotrf, dpocon)" if spd else "LU (dgetrf, dgecon)"}
 
 
-def direct_certified(objective, values, info, tol, *, extra=None) -> Certified:
+def direct_certified(objective, values, info, tol, *, p, d, size, n, duals=None) -> Certified:
+    """The certificate of a direct solve: the estimated relative error of the solution (``est_rel_error``,
+    :func:`refined_solve`) at most ``tol``, and the primal and dual objectives at it, ``p`` and ``d`` (a
+    minimisation dual: ``p* = -d*``), equal to within ``tol |d|`` or the floor ``8 n eps size`` of evaluating
+    them (``size``: the sizes of their terms, ``n`` the number of unknowns). ``duals``: the multipliers of the
+    form's constraints."""
     res = dict(info)
-    res.update(extra or {})
+    gap = p + d
+    abs_floor = 8.0 * n * EPS * size
+    res.update({"gap_p_plus_d": gap, "rel_gap": _rel(gap, d), "abs_floor": abs_floor, "rel_floor": _rel(abs_floor, d)})
     failed = {}
     if not (info["est_rel_error"] <= tol):
         failed["est_rel_error"] = (info["est_rel_error"], tol)
     if not np.isfinite(objective):
         failed["objective"] = (objective, tol)
+    elif not abs(gap) <= max(tol * abs(d), abs_floor):
+        failed["rel_gap"] = (res["rel_gap"], max(tol, res["rel_floor"]))
     return Certified(float(objective), values, res, failed, polished=info["refinement_steps"] > 0,
-                     condition=info["condition"], method="direct")
+                     condition=info["condition"], method="direct", duals=duals)
 
 
 def box_scaled_resolve(kind, K, y, C, *, solver: str = "CLARABEL", options: dict | None = None, tol: float = 1e-8):

@@ -48,21 +48,27 @@ class LSSystem(cert.KernelSystem):
         return self._certified(x, s, r, C, iC, K_ld, info, hyper, tol)
 
     def _certified(self, x, s, r, C, iC, K_ld, info, hyper, tol) -> Certified:
-        """The objective of the form (000 eqs. (1), (2); 002's J_2 is ``mu`` times (1)) and its values."""
+        """The objective of the form (000 eqs. (1), (2); 002's J_2 is ``mu`` times (1)), its values and the
+        multipliers of its constraint: ``b`` for the dual's ``s'alpha = 0``; ``-alpha`` for the primal's
+        ``s_i (W.Phi_i + b) - r_i + xi_i = 0`` (stationarity in xi: ``C xi + nu = 0``), ``-mu alpha`` in the
+        mu/zeta form (``zeta e + nu = 0``, ``e = alpha / C``)."""
         b, a = float(x[0]), x[1:]
         v = (s * a).astype(cert.LD)
         quad = float(v @ (K_ld @ v))
         a_ld = a.astype(cert.LD)
-        d = 0.5 * quad + 0.5 * float(a_ld @ a_ld * iC) - float(r.astype(cert.LD) @ a_ld)
+        lin = float(r.astype(cert.LD) @ a_ld)
+        d = 0.5 * quad + 0.5 * float(a_ld @ a_ld * iC) - lin
         xi = a / C
         p = 0.5 * quad + 0.5 * C * float(xi.astype(cert.LD) @ xi.astype(cert.LD))
-        extra = {"gap_p_plus_d": p + d, "rel_gap": abs(p + d) / max(1.0, abs(d))}
+        size = float(np.abs(a) @ (np.abs(self.K) @ np.abs(a))) + float(a @ a) / C + float(np.abs(r) @ np.abs(a))
+        common = {"info": info, "tol": tol, "p": p, "d": d, "size": size, "n": len(a)}
         if self.form == "dual":
-            return cert.direct_certified(d, {"alpha": a}, info, tol, extra=extra)
+            return cert.direct_certified(d, {"alpha": a}, duals=[b], **common)
         W = self.Phi.T @ (s * a)
         if self.form == "primal_mu_zeta":
-            return cert.direct_certified(hyper["mu"] * p, {"w": W, "b": b, "e": xi}, info, tol, extra=extra)
-        return cert.direct_certified(p, {"W": W, "b": b, "xi": xi}, info, tol, extra=extra)
+            return cert.direct_certified(hyper["mu"] * p, {"w": W, "b": b, "e": xi},
+                                         duals=[-hyper["mu"] * a], **common)
+        return cert.direct_certified(p, {"W": W, "b": b, "xi": xi}, duals=[-a], **common)
 
 
 class LSSVM(Formulation):

@@ -31,6 +31,7 @@ import cvxpy as cp
 import numpy as np
 
 from . import _certify as cert
+from . import _model
 from ._certify import Certified, ReferenceAccuracyWarning
 from ._common import ProblemInfo
 
@@ -174,7 +175,9 @@ class _Call:
 
 
 def _rel(a: float, b: float) -> float:
-    return abs(a - b) / max(1.0, abs(a), abs(b))
+    """``|a - b| / max(|a|, |b|)``: relative, with no floor (0 when both are 0)."""
+    scale = max(abs(a), abs(b))
+    return abs(a - b) / scale if scale > 0 else (0.0 if a == b else float("inf"))
 
 
 def _run(problem: cp.Problem, solver: str, options: dict | None, *, tight: bool = True) -> tuple[str, float, float]:
@@ -290,7 +293,8 @@ def direct_lapack(call: _Call) -> Outcome:
                                   f"{c.residuals.get('est_rel_error', float('nan')):.2g}"),
                       ReferenceAccuracyWarning, stacklevel=_CALLER)
         status = "optimal_inaccurate (direct)"
-    return Outcome(c, values, [None for _ in call.problem.constraints], status, "LAPACK (direct, refined)", t)
+    duals = list(c.duals) if c.duals is not None else [None for _ in call.problem.constraints]
+    return Outcome(c, values, duals, status, "LAPACK (direct, refined)", t)
 
 
 def _run_main(call: _Call) -> tuple[str, float, float]:
@@ -343,6 +347,7 @@ def _certify_conic(call: _Call, out: Outcome, ok: bool, failure: str) -> Outcome
     if c.values:
         out.values.update(_as_values(c.values))
         _set_values(call.problem, out.values)
+        out.duals = _duals_at(call, c)
     if not c.certified and not call.accept_inaccurate:
         raise ReferenceSolveError(_failure_message(info, c, call.tol) + f" ({solver} status {status!r})")
     if not c.certified:  # only with accept_inaccurate: never labelled "optimal"
@@ -353,6 +358,16 @@ def _certify_conic(call: _Call, out: Outcome, ok: bool, failure: str) -> Outcome
         status = f"{status} (polished)"
     out.cert, out.status = c, status
     return out
+
+
+def _duals_at(call: _Call, c: Certified) -> list:
+    """The multipliers of the model's constraints at the certificate's point (the solver's no longer match it):
+    rebuilt from alpha by a box certifier; unknown (``None``) otherwise, and the model's Lagrangian is then not
+    evaluated."""
+    rebuild = getattr(call.info.certifier, "constraint_duals", None)
+    if rebuild is not None and c.alpha is not None:
+        return list(rebuild(c, call.info.hyper["C"]))
+    return [None for _ in call.problem.constraints]
 
 
 def _tighter(call: _Call, c: Certified, out: Outcome) -> Certified:
@@ -405,6 +420,69 @@ def second_solver(call: _Call, out: Outcome, request) -> dict:
         )
     _set_values(call.problem, out.values)  # the cross-check overwrote them
     return check
+
+
+# ------------------------------------------------------------------------------------------------
+# The model as written, held to the certificate
+# ------------------------------------------------------------------------------------------------
+def _model_failures(rep: _model.ModelReport, c: Certified, tol: float, reported: float) -> dict:
+    """The model's own quantities at the returned point that do not agree with the certificate ``c``:
+    its objective outside the certified interval, a constraint violated above ``tol``, its Lagrangian at the
+    returned multipliers not stationary to ``sqrt(tol)``, or its complementarity above ``sqrt(tol) |objective|``
+    (the KKT conditions are held to ``sqrt(tol)``, as the certificate's own; the objective to ``tol``); and the
+    ``reported`` objective further than ``tol`` relative (or the reported floors) from the certified interval."""
+    own = rep.objective
+    lo, hi = c.bounds if c.bounds is not None else (c.objective, c.objective)
+    slack = rep.floor + float(c.residuals.get("rounding", 0.0)) + float(c.residuals.get("abs_floor", 0.0))
+    err = max(reported - lo, hi - reported, 0.0)
+    c.residuals.update({"model_objective": own, "model_floor": rep.floor, "model_violation": rep.violation,
+                        "model_stationarity": rep.stationarity, "model_complementarity": rep.complementarity,
+                        "error_bound": err, "rel_error_bound": cert._rel(err, reported)})
+    failed = {}
+    if not (lo - slack - tol * abs(own) <= own <= hi + slack + tol * abs(own)):
+        failed["model_objective"] = (cert._rel(max(own - lo, hi - own), own), tol)
+    if not rep.violation <= tol:
+        failed["model_violation"] = (rep.violation, tol)
+    if not (np.isnan(rep.stationarity) or rep.stationarity <= np.sqrt(tol)):
+        failed["model_stationarity"] = (rep.stationarity, np.sqrt(tol))
+    if not (np.isnan(rep.complementarity) or rep.complementarity <= np.sqrt(tol) * abs(own) + slack):
+        failed["model_complementarity"] = (cert._rel(rep.complementarity, own), np.sqrt(tol))
+    if not (np.isnan(rep.dual_sign) or rep.dual_sign <= np.sqrt(tol)):
+        failed["model_dual_sign"] = (rep.dual_sign, np.sqrt(tol))
+    if not failed and not err <= max(tol * abs(reported), slack):
+        failed["rel_error_bound"] = (cert._rel(err, reported), tol)
+    return failed
+
+
+def _at_certified_point(call: _Call, c: Certified) -> bool:
+    """The certificate's objective is that of the returned point: it gave a value to every variable."""
+    return bool(c.values) and all(v.name() in c.values for v in call.problem.variables())
+
+
+def hold_to_model(call: _Call, out: Outcome) -> None:
+    """Evaluate the cvxpy model as written at the returned point and multipliers (:mod:`._model`) and hold it
+    to the certificate. The reported objective is the certificate's when it was computed at the returned point
+    (on K, in extended precision for the direct solves), else the model's own there (a conic solver's point);
+    the certificate's ``rel_error_bound`` bounds its distance to the optimum. A certified answer the model
+    disagrees with is a slip in the model or in the certificate: :class:`ReferenceSolveError`, never a silently
+    different answer."""
+    c = out.cert
+    if c is None:
+        return
+    _set_values(call.problem, out.values)
+    rep = _model.evaluate(call.problem, out.duals, kink=float(np.sqrt(call.tol)))
+    reported = c.objective if _at_certified_point(call, c) or not np.isfinite(rep.objective) else rep.objective
+    failed = _model_failures(rep, c, call.tol, reported)
+    if failed and c.certified:
+        parts = "; ".join(f"{k} = {v[0]:.3g} > {v[1]:.1g}" for k, v in failed.items())
+        lo, hi = c.bounds if c.bounds is not None else (c.objective, c.objective)
+        raise ReferenceSolveError(
+            f"reference of {_name(call.info)} ({_form(call.info)}, {call.info.hyper}): the cvxpy model as written "
+            f"disagrees with the certified solution ({c.method}): {parts}; its objective at the returned point is "
+            f"{rep.objective:.12g}, the certified interval [{lo:.12g}, {hi:.12g}]; the model and the certificate "
+            "describe different problems (a slip in one of them)")
+    c.failed.update(failed)
+    c.objective = float(reported)
 
 
 #: The strategies by name (the cross-check, :func:`second_solver`, runs after any of them).
@@ -504,6 +582,7 @@ def solve(
             break
         spent += time.perf_counter() - t0
     out.time += spent
+    hold_to_model(call, out)
     c = out.cert
     _warn_floor(info, c, tol)
     certificate = {} if c is None else {"method": c.method, "tol": tol, "residuals": dict(c.residuals),

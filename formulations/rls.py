@@ -31,10 +31,14 @@ class RLSSystem(cert.KernelSystem):
         p = float(e @ e) / m + gamma * float(c_ld @ Kc)          # 001, eq. (7)
         a_ld = 2 * cert.LD(gamma) * c_ld
         d = float(m / 4.0 * (a_ld @ a_ld) + (a_ld @ (K_ld @ a_ld)) / (4 * cert.LD(gamma)) - y.astype(cert.LD) @ a_ld)
-        extra = {"gap_p_plus_d": p + d, "rel_gap": abs(p + d) / max(1.0, abs(d))}
+        Kabs_c = np.abs(K) @ np.abs(c)
+        ca = np.abs(np.asarray(a_ld, dtype=float))
+        size = (float((np.abs(y) + Kabs_c) @ (np.abs(y) + Kabs_c)) / m + gamma * float(np.abs(c) @ Kabs_c)
+                + m / 4.0 * float(ca @ ca) + float(ca @ (np.abs(K) @ ca)) / (4 * gamma) + float(np.abs(y) @ ca))
+        common = {"info": info, "tol": tol, "p": p, "d": d, "size": size, "n": m, "duals": []}
         if self.form == "dual":
-            return cert.direct_certified(d, {"alpha": np.asarray(a_ld, dtype=float)}, info, tol, extra=extra)
-        return cert.direct_certified(p, {"c": c}, info, tol, extra=extra)
+            return cert.direct_certified(d, {"alpha": np.asarray(a_ld, dtype=float)}, **common)
+        return cert.direct_certified(p, {"c": c}, **common)
 
 
 class RLS(Formulation):

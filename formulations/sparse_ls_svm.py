@@ -51,11 +51,15 @@ class ISLSSystem(cert.KernelSystem):
         d = float(0.5 * (al @ Kb) + 0.5 * (be @ be) * iC - y.astype(cert.LD) @ be)
         xi = be * iC
         p = float(0.5 * (lam_ld * al) @ al + 0.5 * cert.LD(C) * (xi @ xi))
-        extra = {"gap_p_plus_d": p + d, "rel_gap": abs(p + d) / max(1.0, abs(d))}
+        Kabs_b = np.abs(K) @ np.abs(beta)
+        size = float(Kabs_b @ (Kabs_b / lam)) + float(beta @ beta) / C + float(np.abs(y) @ np.abs(beta))
+        # multipliers: b for the dual's sum(beta) = 0; -beta for the primal's K alpha + b - y + xi = 0
+        # (stationarity in xi: C xi + nu = 0, xi = beta / C)
+        common = {"info": info, "tol": tol, "p": p, "d": d, "size": size, "n": N}
         if self.form == "dual":
-            return cert.direct_certified(d, {"beta": beta}, info, tol, extra=extra)
+            return cert.direct_certified(d, {"beta": beta}, duals=[b], **common)
         return cert.direct_certified(p, {"alpha": np.asarray(al, dtype=float), "b": b,
-                                         "xi": np.asarray(xi, dtype=float)}, info, tol, extra=extra)
+                                         "xi": np.asarray(xi, dtype=float)}, duals=[-beta], **common)
 
 
 class SparseLSSVM(Formulation):

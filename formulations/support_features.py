@@ -36,6 +36,7 @@ class SFMCertifier:
         if not c.certified:
             c, lam = self._with_other_side(hyper, lam0, a0, (c, lam, a, b), tol)
         c.method = "duality gap on X (003 eqs. (5), (10))"
+        c.bounds = (c.residuals["objective_dual"], c.residuals["objective_primal"])  # W(lam) <= p* = W* <= p(a, b)
         if self.form == "primal":
             c.objective = c.residuals["objective_primal"]
         else:

@@ -11,7 +11,8 @@ Scales (each quantity relative to its own scale, never ``max(1, |x|)``):
 
 * the objective's scale is the sum of the absolute values of its top-level terms at the point (e.g.
   ``|1/2 a'Qa| + |sum a|``); round-off of evaluating it the two ways (K or the factor Phi, long double or
-  double) is below ``ROUNDOFF = 10 N eps`` of it (at most 1.1e-14 = 2 N eps measured here);
+  double) is below ``ROUNDOFF = 40 N eps`` of it (at most 8.3e-14 = 15 N eps measured here: the reported
+  objective of a primal is evaluated on K, the model's on the factor Phi);
 * a constraint's scale is the largest, over its entries, of the sum of the magnitudes of the entry's terms,
   ``max_i (sum_j |A_ij x_j| + |c_i|)`` for the linearisation ``A x + c`` of ``lhs - rhs`` at the point.
 """
@@ -30,7 +31,7 @@ import svmref.formulations as F
 
 N = 24
 EPS = float(np.finfo(float).eps)
-ROUNDOFF = 10 * N * EPS     # relative to a quantity's scale: round-off of evaluating it two ways
+ROUNDOFF = 40 * N * EPS     # relative to a quantity's scale: round-off of evaluating it two ways
 CS = (1.0, 100.0)           # C (RLS: gamma = 1 / C)
 
 #: The strategy ``F.solve`` uses by default for each form (docs/reference.md has the same table).
@@ -48,21 +49,6 @@ STRATEGY = {
     ("support_features", "qp"): "cvxpy_conic",
     ("svr", "primal"): "cvxpy_conic", ("svr", "dual"): "cvxpy_conic",
 }
-
-#: Forms whose certified objective is not the model's own at the returned values: the conic solver's point is
-#: returned (its values), but the objective is that of the point the certificate rebuilt from the multipliers
-#: (the primal value of W(alpha), best b, for the LP form; p(a(lam), b) or W(lam) for the support features
-#: machine). Both are within the certified gap of the optimum; they differ from each other by the solver's
-#: accuracy. Measured |model - reported| / scale on these instances, C = 1 / C = 100.
-OBJECTIVE_MISMATCH = {
-    ("least_1norm_svm", "lp"): "the LP form (000 eq. (4)) reports the objective of W(alpha) and the best b, "
-                               "with the solver's (W, b, t) as values: 2.3e-12 / 1.1e-11 of the objective's scale",
-    ("support_features", "primal"): "the primal (003 eq. (5)) reports min p over the certificate's candidate points, "
-                                    "with the solver's (a, b, delta) as values: 1.6e-12 / 7.9e-11",
-    ("support_features", "qp"): "the QP form (003 eq. (13)) reports W(lam) of the projected lam, with the solver's "
-                                "gamma as values: 3.7e-13 / 1.5e-12",
-}
-
 
 def _forms(name):
     f = F.get(name)
@@ -167,7 +153,7 @@ def test_constraint_violations_of_the_model_at_the_returned_point_are_within_the
         assert max(viol) <= reported + ROUNDOFF, f"model violation {max(viol):.2e} > reported {reported:.2e}"
 
 
-@pytest.mark.parametrize("name, form, C", _params(OBJECTIVE_MISMATCH))
+@pytest.mark.parametrize("name, form, C", _params())
 def test_reported_objective_is_the_models_own_at_the_returned_point(name, form, C):
     prob = build(name, form, C)
     sol = solve(prob)
