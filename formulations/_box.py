@@ -96,14 +96,17 @@ class BoxCertifier:
             c.values = {"W": self.Phi.T @ (y * a), "b": b, self.slack: (np.abs(xi) if self.slack == "t" else xi)}
         return c
 
-    def constraint_duals(self, c: Certified, C: float) -> list:
+    def constraint_duals(self, c: Certified, hyper: dict) -> list:
         """The form's constraint duals at the certified alpha, in the order the form lists its constraints:
         dual ``[b, mu_lower, mu_upper]`` (the multipliers of ``y'alpha = 0`` and of the two bounds, from the
-        reduced gradient ``g``); primal l1 ``[alpha, C - alpha]``, l2 ``[alpha]``, l1n ``[-alpha]``."""
-        al, y, kind = c.alpha, self.y, self.kind
+        reduced gradient ``g``); primal l1 ``[alpha, C - alpha]``, l2 ``[alpha]``, l1n ``[-alpha]``; the LP form
+        of 000 eq. (4) ``[(C - alpha) / 2, (C + alpha) / 2]`` (``alpha = gamma - beta``, 000 eq. (5))."""
+        al, y, kind, C = c.alpha, self.y, self.kind, hyper["C"]
         if self.form == "dual":
             b = c.residuals["b"]
             g = y * (self.K @ (y * al) + b) - 1.0 + (al / C if kind == "l2" else 0.0)
             lo_mult, hi_mult = np.maximum(g, 0.0), np.maximum(-g, 0.0)
             return [b, lo_mult] + ([] if kind == "l2" else [hi_mult])
+        if self.form == "lp":  # -t <= r and r <= t: beta + gamma = C (stationarity in t), alpha = gamma - beta
+            return [0.5 * (C - al), 0.5 * (C + al)]
         return [al, C - al] if kind == "l1" else ([al] if kind == "l2" else [-al])

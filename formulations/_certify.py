@@ -74,13 +74,17 @@ class Multipliers:
     minus: int | None = None
 
     def __call__(self, values: dict, duals: list):
-        if self.variable is not None:
-            return values[self.variable]
-        if self.minus is None:
-            return duals[self.plus]
-        if self.plus is None:
-            return -duals[self.minus]
-        return duals[self.plus] - duals[self.minus]
+        """The multipliers, or ``None`` when the solution does not hold them (a model with other constraints)."""
+        try:
+            if self.variable is not None:
+                return values[self.variable]
+            if self.minus is None:
+                return duals[self.plus]
+            if self.plus is None:
+                return -duals[self.minus]
+            return duals[self.plus] - duals[self.minus]
+        except (IndexError, KeyError, TypeError, ValueError):
+            return None
 
 
 def _rel(x: float, scale: float) -> float:
@@ -319,6 +323,11 @@ def box_polish(kind, K, y, C, alpha, tol, *, max_iter: int = 8):
 # ------------------------------------------------------------------------------------------------
 # Support features machine (003): p(a, b) on X and W(lam) on X
 # ------------------------------------------------------------------------------------------------
+def recover_a_sfm(w, mu):
+    """``a_i = sign(w_i) max(|w_i| - mu, 0) / (2 (1 - mu))`` (003, eq. (8))."""
+    return np.sign(w) * np.maximum(np.abs(w) - mu, 0.0) / (2.0 * (1.0 - mu))
+
+
 def _sfm_dual_value(X, y, mu, lam):
     w = X.T @ (y * lam)  # 003, eq. (6)
     excess = np.maximum(np.abs(w) - mu, 0.0)
@@ -532,12 +541,12 @@ def refined_solve(A, rhs, matvec_ld, *, spd: bool = False, tol: float = 1e-8, wh
 def direct_certified(objective, values, info, tol, *, p, d, size, n, duals=None) -> Certified:
     """The certificate of a direct solve: the estimated relative error of the solution (``est_rel_error``,
     :func:`refined_solve`) at most ``tol``, and the primal and dual objectives at it, ``p`` and ``d`` (a
-    minimisation dual: ``p* = -d*``), equal to within ``tol |d|`` or the floor ``8 n eps size`` of evaluating
-    them (``size``: the sizes of their terms, ``n`` the number of unknowns). ``duals``: the multipliers of the
-    form's constraints."""
+    minimisation dual: ``p* = -d*``), equal to within ``tol |d|`` or the floor ``8 n eps_ld size`` of evaluating
+    them in extended precision (``size``: the sizes of their terms, ``n`` the number of unknowns).
+    ``duals``: the multipliers of the form's constraints."""
     res = dict(info)
     gap = p + d
-    abs_floor = 8.0 * n * EPS * size
+    abs_floor = 8.0 * n * float(np.finfo(LD).eps) * size  # p and d are evaluated in extended precision
     res.update({"gap_p_plus_d": gap, "rel_gap": _rel(gap, d), "abs_floor": abs_floor, "rel_floor": _rel(abs_floor, d)})
     failed = {}
     if not (info["est_rel_error"] <= tol):

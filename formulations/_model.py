@@ -169,7 +169,8 @@ def _complementarity(problem, lams) -> tuple[float, float]:
 
 def evaluate(problem: cp.Problem, duals: list | None = None, *, kink: float = 1e-4) -> ModelReport:
     """The model at the point its variables hold (set them first) and, when every constraint has a
-    multiplier in ``duals`` (in the order of ``problem.constraints``), its Lagrangian there; a coordinate within
+    multiplier in ``duals`` (in the order of ``problem.constraints``), its Lagrangian there (multipliers that
+    cannot be this model's, in number or size, make it ``inf``; ``None`` entries leave it ``nan``); a coordinate within
     ``kink (|x_i| + max|x|)`` of a kink of a non-smooth atom counts as at it (the reference passes
     ``sqrt(tol)``, the accuracy it holds the KKT conditions to)."""
     if any(v.value is None for v in problem.variables()):
@@ -180,11 +181,12 @@ def evaluate(problem: cp.Problem, duals: list | None = None, *, kink: float = 1e
     violation, worst = _violations(problem)
     rep = ModelReport(objective, floor, violation, worst)
     cons = problem.constraints
-    if not cons or (duals is not None and len(duals) == len(cons) and all(d is not None for d in duals)):
+    if duals is not None and (len(duals) != len(cons) or any(
+            d is not None and _flat(d).size != c.size for d, c in zip(duals, cons))):
+        rep.stationarity = rep.complementarity = rep.dual_sign = math.inf  # not this model's multipliers
+        return rep
+    if not cons or (duals is not None and all(d is not None for d in duals)):
         lams = [_flat(d) for d in (duals or [])]
-        if any(lam.size != c.size for lam, c in zip(lams, cons)):  # not this model's multipliers
-            rep.stationarity = rep.complementarity = rep.dual_sign = math.inf
-            return rep
         rep.stationarity = _stationarity(problem, lams, kink)
         rep.complementarity, rep.dual_sign = _complementarity(problem, lams) if cons else (0.0, 0.0)
     return rep

@@ -259,7 +259,7 @@ def box_dual_yky(call: _Call) -> Outcome | None:
     c = box.certify(call.info.hyper, None, None, call.tol, alpha_override=alpha)
     if c is None or not c.certified:
         return None
-    c.duals = box.constraint_duals(c, C)
+    c.duals = box.constraint_duals(c, call.info.hyper)
     t = time.perf_counter() - t0
     values = _as_values(c.values)
     _set_values(call.problem, values)
@@ -362,11 +362,11 @@ def _certify_conic(call: _Call, out: Outcome, ok: bool, failure: str) -> Outcome
 
 def _duals_at(call: _Call, c: Certified) -> list:
     """The multipliers of the model's constraints at the certificate's point (the solver's no longer match it):
-    rebuilt from alpha by a box certifier; unknown (``None``) otherwise, and the model's Lagrangian is then not
-    evaluated."""
+    rebuilt from the certified multipliers by the certifier (box problems, support features machine); unknown
+    (``None``) otherwise, and the model's Lagrangian is then not evaluated."""
     rebuild = getattr(call.info.certifier, "constraint_duals", None)
     if rebuild is not None and c.alpha is not None:
-        return list(rebuild(c, call.info.hyper["C"]))
+        return list(rebuild(c, call.info.hyper))
     return [None for _ in call.problem.constraints]
 
 

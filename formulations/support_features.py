@@ -36,12 +36,33 @@ class SFMCertifier:
         if not c.certified:
             c, lam = self._with_other_side(hyper, lam0, a0, (c, lam, a, b), tol)
         c.method = "duality gap on X (003 eqs. (5), (10))"
+        c.alpha = lam
         c.bounds = (c.residuals["objective_dual"], c.residuals["objective_primal"])  # W(lam) <= p* = W* <= p(a, b)
         if self.form == "primal":
             c.objective = c.residuals["objective_primal"]
         else:
             c.values = {"lam": lam}
         return c
+
+    def constraint_duals(self, c: Certified, hyper: dict) -> list:
+        """The multipliers of the form's constraints at the certified ``lam`` (003 §2.5), in the form's order.
+
+        Primal (5): ``lam`` for ``1 - delta - y(Xa + b) <= 0`` and ``C - lam`` for ``-delta <= 0`` (stationarity
+        in delta). Dual (10) and QP (13), a maximisation (cvxpy's Lagrangian ``-W + sum mult' expr``): with
+        ``a`` from (8) and ``g_j = y_j (a'x_j + b) - 1``, ``max(g, 0)`` for ``-lam <= 0``, ``max(-g, 0)`` for
+        ``lam - C <= 0`` and ``b`` for ``y'lam = 0``; the QP's ``|w| - mu - gamma <= 0`` has
+        ``max(|w| - mu, 0) / (2 (1 - mu))`` (stationarity in gamma, 003 eq. (13))."""
+        lam, y, X, C, mu = c.alpha, self.y, self.X, hyper["C"], hyper["mu"]
+        if self.form == "primal":
+            return [lam, C - lam]
+        w = X.T @ (y * lam)  # 003, eq. (6)
+        a = cert.recover_a_sfm(w, mu)
+        b = c.residuals["b"]
+        g = y * (X @ a + b) - 1.0
+        box = [np.maximum(g, 0.0), np.maximum(-g, 0.0), b]
+        if self.form == "qp":
+            return [np.maximum(np.abs(w) - mu, 0.0) / (2.0 * (1.0 - mu))] + box
+        return box
 
     def _with_other_side(self, hyper, lam0, a0, found, tol):
         """Polish: solve the other side tightly (the primal (5) for a dual form, the dual (10) for the primal)

@@ -28,3 +28,25 @@ def make_regression(n: int = 30, d: int = 2, seed: int = 0):
     return X, y
 
 
+
+
+def as_written(problem, **_ignored):
+    """The cvxpy problem solved as written: a plain :class:`cvxpy.Problem` with the same objective and
+    constraints (no strategy, no certificate, nothing rebuilt from another form), CLARABEL at tight
+    tolerances. A test of a derivation step uses it for the side whose equality it claims, so that the
+    claim is checked against the model and not against a value the reference set by construction.
+    Returns an object with ``objective``, ``values`` (name -> value) and ``constraint_duals``."""
+    import types
+    import warnings
+
+    import cvxpy as cp
+
+    plain = cp.Problem(problem.objective, problem.constraints)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain.solve(solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12, tol_ktratio=1e-10,
+                    max_iter=500)
+    assert plain.status == cp.OPTIMAL, f"the model as written did not solve: {plain.status}"
+    values = {v.name(): (float(v.value) if v.ndim == 0 else np.array(v.value)) for v in plain.variables()}
+    duals = [c.dual_value for c in plain.constraints]
+    return types.SimpleNamespace(objective=float(plain.value), values=values, constraint_duals=duals)

@@ -326,7 +326,7 @@ def test_math_checker_catches_bad_math(text, n_problems):
 
 
 # --- part 2: derivation steps the pages claim and no other test checks ---------------------------
-from instances import KERNELS, make_classification  # noqa: E402
+from instances import KERNELS, as_written, make_classification  # noqa: E402
 
 
 def _rel(a, b):
@@ -362,7 +362,7 @@ def test_l1_svm_kkt_and_recovery(C):
     F = _F()
     X, y, K = _instance(seed=20, overlap=0.4)  # well separated: some patterns beyond the margin
     f = F.get("l1_svm")
-    p, d = F.solve(f.primal(K, y, C=C)), F.solve(f.dual(K, y, C=C))
+    p, d = as_written(f.primal(K, y, C=C)), F.solve(f.dual(K, y, C=C))
     alpha = d.values["alpha"]
     eps = 1e-5 * C
     zero, at_C = alpha <= eps, alpha >= C - eps
@@ -386,7 +386,7 @@ def test_l2_svm_slack_is_alpha_over_C_and_kkt(C):
     F = _F()
     X, y, K = _instance(seed=21, overlap=0.4)  # well separated: some patterns beyond the margin
     f = F.get("l2_svm")
-    p, d = F.solve(f.primal(K, y, C=C)), F.solve(f.dual(K, y, C=C))
+    p, d = as_written(f.primal(K, y, C=C)), F.solve(f.dual(K, y, C=C))
     alpha = d.values["alpha"]
     assert np.max(np.abs(p.values["xi"] - alpha / C)) <= TOL["kkt"]
     Kt = K + np.eye(len(y)) / C
@@ -419,7 +419,7 @@ def test_alpha_is_C_times_loss_derivative(name, C):
     F = _F()
     X, y, K = _instance(seed=23)
     f = F.get(name)
-    p, d = F.solve(f.primal(K, y, C=C)), F.solve(f.dual(K, y, C=C))
+    p, d = as_written(f.primal(K, y, C=C)), F.solve(f.dual(K, y, C=C))
     Phi = F.kernel_factor(K).Phi
     xi = 1 - y * (Phi @ p.values["W"] + p.values["b"])  # the slack, from the primal alone
     alpha, tol = d.values["alpha"], TOL["kkt"] * max(1.0, C)
@@ -470,7 +470,7 @@ def test_least_1norm_outlier_influence_bounded_but_not_sparse():
     K = KERNELS["linear"](X)
     C = 1.0
     f = F.get("least_1norm_svm")
-    d, p = F.solve(f.dual(K, y, C=C)), F.solve(f.primal(K, y, C=C))
+    d, p = F.solve(f.dual(K, y, C=C)), as_written(f.primal(K, y, C=C))
     alpha = d.values["alpha"]
     assert np.all(np.abs(alpha) <= C * (1 + 1e-8))
     assert np.all(alpha[out] >= C * (1 - 1e-5))
@@ -488,7 +488,7 @@ def test_kkt_gap_vanishes_at_the_optimum(name):
     X, y, K = _instance(seed=24)
     C = 2.0
     f = F.get(name)
-    d, p = F.solve(f.dual(K, y, C=C)), F.solve(f.primal(K, y, C=C))
+    d, p = F.solve(f.dual(K, y, C=C)), as_written(f.primal(K, y, C=C))
     alpha = d.values["alpha"]
     lo, up = {"l1_svm": (0.0, C), "l2_svm": (0.0, np.inf), "ls_svm": (-np.inf, np.inf),
               "least_1norm_svm": (-C, C)}[name]
@@ -512,7 +512,7 @@ def test_rls_residuals_and_ls_svm_link(gamma):
     X, y, K = _instance(seed=25)
     m = len(y)
     f = F.get("rls")
-    p, d = F.solve(f.primal(K, y, gamma=gamma)), F.solve(f.dual(K, y, gamma=gamma))
+    p, d = as_written(f.primal(K, y, gamma=gamma)), as_written(f.dual(K, y, gamma=gamma))
     A, rhs = f.system(K, y, gamma=gamma)
     c = np.linalg.solve(A, rhs)
     resid = y - K @ p.values["c"]

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from instances import KERNELS, make_classification, make_regression
+from instances import KERNELS, as_written, make_classification, make_regression
 
 import svmref.formulations as F
 from svmref.kernels import linear_kernel, mlp_kernel
@@ -91,7 +91,7 @@ def test_support_features_variables():
 def test_strong_duality_classification(name, C, kernel_name):
     X, y, K = instance(kernel_name, seed=1)
     f = F.get(name)
-    p = F.solve(f.primal(K, y, C=C))
+    p = as_written(f.primal(K, y, C=C))  # the primal model solved as written: W is not rebuilt from alpha
     d = F.solve(f.dual(K, y, C=C))
     assert record("strong duality", rel(p.objective, -d.objective)) <= TOL["objective"]
     # the primal W is unique and equals sum_i alpha_i y_i Phi_i of any dual optimum (stationarity)
@@ -105,7 +105,7 @@ def test_strong_duality_regression(C, kernel_name):
     X, y = make_regression(n=24, seed=2)
     K = KERNELS[kernel_name](X)
     f = F.get("ls_svm_regression")
-    p, d = F.solve(f.primal(K, y, C=C)), F.solve(f.dual(K, y, C=C))
+    p, d = as_written(f.primal(K, y, C=C)), F.solve(f.dual(K, y, C=C))
     assert record("strong duality", rel(p.objective, -d.objective)) <= TOL["objective"]
 
 
@@ -113,7 +113,7 @@ def test_strong_duality_regression(C, kernel_name):
 def test_strong_duality_rls(gamma, kernel_name):
     X, y, K = instance(kernel_name, seed=3)
     f = F.get("rls")
-    p, d = F.solve(f.primal(K, y, gamma=gamma)), F.solve(f.dual(K, y, gamma=gamma))
+    p, d = as_written(f.primal(K, y, gamma=gamma)), as_written(f.dual(K, y, gamma=gamma))
     assert record("strong duality", rel(p.objective, -d.objective)) <= TOL["objective"]
     # alpha = 2 gamma c (the derivation in formulations.rls); the dual's alpha is unique (strictly
     # convex), c of the primal only up to the null space of K (K c is unique), c of (8) is unique
@@ -128,7 +128,7 @@ def test_strong_duality_sparse_ls_svm(C, kernel_name):
     X, y, K = instance(kernel_name, seed=4)
     lam = np.random.default_rng(4).uniform(0.2, 5.0, size=len(y))
     f = F.get("sparse_ls_svm")
-    p, d = F.solve(f.primal(K, y, C=C, lam=lam)), F.solve(f.dual(K, y, C=C, lam=lam))
+    p, d = as_written(f.primal(K, y, C=C, lam=lam)), F.solve(f.dual(K, y, C=C, lam=lam))
     assert record("strong duality", rel(p.objective, -d.objective)) <= TOL["objective"]
 
 
@@ -219,8 +219,8 @@ def test_least_1norm_dual_is_l1_dual_with_lower_bound_minus_C():
 def test_ls_svm_dual_equals_kkt_system_and_mu_zeta_form(C, kernel_name):
     X, y, K = instance(kernel_name, seed=10)
     f = F.get("ls_svm")
-    d = F.solve(f.dual(K, y, C=C))
-    p = F.solve(f.primal(K, y, C=C))
+    d = as_written(f.dual(K, y, C=C))    # both models solved as written, the system by numpy:
+    p = as_written(f.primal(K, y, C=C))  # three independent computations of one optimum
     A, rhs = f.kkt_system(K, y, C=C)
     sol = np.linalg.solve(A, rhs)
     b_sys, alpha_sys = sol[0], sol[1:]
@@ -235,7 +235,7 @@ def test_ls_svm_dual_equals_kkt_system_and_mu_zeta_form(C, kernel_name):
     assert close(alpha_sys, C * p.values["xi"], 1e-4)
     # mu/zeta form of 002: same minimiser at gamma = zeta/mu, value scaled by mu
     mu = 0.5
-    mz = F.solve(f.primal_mu_zeta(K, y, mu=mu, zeta=mu * C))
+    mz = as_written(f.primal_mu_zeta(K, y, mu=mu, zeta=mu * C))
     assert record("mu/zeta form = LS-SVM (value / mu)", rel(mz.objective / mu, p.objective)) <= TOL["objective"]
     assert close(mz.values["w"], p.values["W"], 1e-4) and close(mz.values["b"], p.values["b"], 1e-4)
 
@@ -245,12 +245,12 @@ def test_ls_svm_regression_dual_equals_system(C, kernel_name):
     X, y = make_regression(n=24, seed=11)
     K = KERNELS[kernel_name](X)
     f = F.get("ls_svm_regression")
-    d = F.solve(f.dual(K, y, C=C))
+    d = as_written(f.dual(K, y, C=C))
     A, rhs = f.kkt_system(K, y, C=C)
     sol = np.linalg.solve(A, rhs)
     err = np.max(np.abs(d.values["alpha"] - sol[1:])) / (1 + np.max(np.abs(sol)))
     assert record("LS-SVM regression dual = system (2)", err) <= TOL["solution"]
-    p = F.solve(f.primal(K, y, C=C))
+    p = as_written(f.primal(K, y, C=C))
     assert close(p.values["b"], sol[0])
 
 
