@@ -321,6 +321,117 @@ def box_polish(kind, K, y, C, alpha, tol, *, max_iter: int = 8):
 
 
 # ------------------------------------------------------------------------------------------------
+# epsilon-SVR (docs/formulations/svr.md): the dual in beta = alpha^+ - alpha^-, the primal of the point beta defines
+# ------------------------------------------------------------------------------------------------
+def svr_best_b(t, eps) -> float:
+    """``argmin_b sum_i max(0, t_i - b - eps) + max(0, b - t_i - eps)`` (exact; ``t = y - K beta``): the
+    epsilon-insensitive loss is piecewise linear in b with breakpoints ``t_i -+ eps``."""
+    n = len(t)
+    T = np.concatenate([t - eps, t + eps])
+    return _argmin_pl(T, np.concatenate([np.ones(n), np.zeros(n)]), np.concatenate([np.zeros(n), np.ones(n)]))
+
+
+def svr_certificate(K, y, C, eps, beta, tol) -> tuple[Certified, np.ndarray, float]:
+    """Certificate of ``beta = alpha^+ - alpha^-`` (projected onto ``sum beta = 0``, ``|beta_i| <= C``) for the
+    epsilon-SVR: the dual value ``D = 1/2 beta'K beta - y'beta + eps sum |beta|`` (the minimum of the dual over the
+    splits of beta into ``alpha^+ - alpha^-``), the primal value of ``W = sum beta_i Phi_i`` with the exact best b
+    and the optimal slacks, and their gap (``p* = -D*``, relative to ``|D|`` with the floating-point floor reported);
+    the KKT residual is the natural residual of ``alpha^+ = max(beta, 0)``, ``alpha^- = max(-beta, 0)`` on [0, C]."""
+    n = len(y)
+    lo, hi = np.full(n, -C), np.full(n, C)
+    raw = np.asarray(beta, dtype=float)
+    eq_res, bound_res, _ = _box_feasibility("l1", C, raw, np.ones(n), lo, hi)
+    bt = project_feasible(raw, np.ones(n), lo, hi)
+    f = K @ bt
+    d = 0.5 * float(bt @ f) - float(y @ bt) + eps * float(np.sum(np.abs(bt)))
+    t = y - f
+    b = svr_best_b(t, eps)
+    p = 0.5 * float(bt @ f) + C * float(np.sum(np.maximum(np.abs(t - b) - eps, 0.0)))
+    gap = p + d
+    r = f - y + b
+    viol = 0.0
+    for a, g in ((np.maximum(bt, 0.0), r + eps), (np.maximum(-bt, 0.0), eps - r)):
+        viol = max(viol, float(np.max(np.abs(a - np.clip(a - g * C, 0.0, C)))) / C if n else 0.0)
+    babs = np.abs(bt)
+    rounding = 2.0 * n * EPS * (float(babs @ (np.abs(K) @ babs)) + float(np.abs(y) @ babs) + eps * float(np.sum(babs))
+                                + C * float(np.sum(np.abs(y) + np.abs(K) @ babs + abs(b) + eps)))
+    abs_floor = rounding / np.sqrt(max(n, 1))
+    res = {"objective_dual": d, "objective_primal": p, "gap": gap, "rel_gap": _rel(gap, d), "eq_feasibility": eq_res,
+           "bound_feasibility": bound_res, "kkt": viol, "b": b, "rounding": rounding, "abs_floor": abs_floor,
+           "rel_floor": _rel(abs_floor, d)}
+    failed = {}
+    if not (np.isfinite(d) and np.isfinite(p)):
+        failed["objective"] = (float("nan"), tol)
+    elif not (gap <= max(tol * abs(d), abs_floor)) or gap < -max(1e3 * EPS * n * abs(d), abs_floor):
+        failed["rel_gap"] = (res["rel_gap"], max(tol, res["rel_floor"]))
+    if not eq_res <= tol:
+        failed["eq_feasibility"] = (eq_res, tol)
+    if not bound_res <= tol:
+        failed["bound_feasibility"] = (bound_res, tol)
+    if not viol <= np.sqrt(tol):
+        failed["kkt"] = (viol, np.sqrt(tol))
+    return Certified(d, None, res, failed), bt, b
+
+
+def _svr_sets(a0, C, delta):
+    """The entries of beta taken at 0, at C and at -C (within ``delta C``)."""
+    at_zero = np.abs(a0) <= delta * C
+    at_hi = (a0 >= C * (1.0 - delta)) & ~at_zero
+    at_lo = (a0 <= -C * (1.0 - delta)) & ~at_zero
+    return at_zero, at_hi, at_lo
+
+
+def _svr_newton(K, y, C, eps, a0, sets, tol, max_iter=8):
+    """Active-set Newton steps for the epsilon-SVR dual in beta: on the free set (sign fixed) the KKT system
+    ``K_FF beta_F + b = y_F - eps sign(beta_F) - K_FB beta_B``, ``sum beta = 0`` solved exactly; free entries that
+    change sign go to 0, those beyond C to the bound; fixed ones whose residual ``y_i - f_i - b`` violates their
+    condition (``|.| <= eps`` at 0, ``>= eps`` at C, ``<= -eps`` at -C) by more than ``sqrt(tol)`` are freed."""
+    at_zero, at_hi, at_lo = sets
+    s = np.sign(a0)
+    a = a0
+    for _ in range(max_iter):
+        free = ~(at_zero | at_hi | at_lo)
+        a = np.where(at_hi, C, np.where(at_lo, -C, np.where(at_zero, 0.0, a0)))
+        F_, B_ = np.flatnonzero(free), np.flatnonzero(~free)
+        M = np.zeros((len(F_) + 1, len(F_) + 1))
+        M[:-1, :-1] = K[np.ix_(F_, F_)]
+        M[:-1, -1] = M[-1, :-1] = 1.0
+        rhs = np.concatenate([y[F_] - eps * s[F_] - K[np.ix_(F_, B_)] @ a[B_], [-float(np.sum(a[B_]))]])
+        sol = _solve_sym(M, rhs)
+        a[F_], b = sol[:-1], float(sol[-1])
+        flipped = free & (a * s < 0)
+        over = free & (np.abs(a) > C)
+        if flipped.any() or over.any():
+            at_zero, at_hi, at_lo = at_zero | flipped, at_hi | (over & (a > 0)), at_lo | (over & (a < 0))
+            continue
+        u = y - K @ a - b
+        st = np.sqrt(tol)
+        bad_zero = at_zero & (np.abs(u) > eps + st)
+        bad = bad_zero | (at_hi & (u < eps - st)) | (at_lo & (u > -eps + st))
+        if not bad.any():
+            break
+        s = np.where(bad_zero, np.sign(u), s)
+        at_zero, at_hi, at_lo = at_zero & ~bad, at_hi & ~bad, at_lo & ~bad
+    return a
+
+
+def svr_polish(K, y, C, eps, beta, tol):
+    """Active-set Newton polish of the epsilon-SVR dual (:func:`_svr_newton`) for four thresholds of the sets;
+    returns the best ``(Certified, beta, b)`` by :func:`svr_certificate`."""
+    n = len(y)
+    a0 = project_feasible(beta, np.ones(n), np.full(n, -C), np.full(n, C))
+    best = svr_certificate(K, y, C, eps, a0, tol)
+    for delta in (1e-6, 1e-9, 1e-4, 1e-3):
+        if best[0].certified:
+            break
+        a = _svr_newton(K, y, C, eps, a0, _svr_sets(a0, C, delta), tol)
+        found = svr_certificate(K, y, C, eps, a, tol)
+        if (found[0].certified and not best[0].certified) or found[0].residuals["rel_gap"] < best[0].residuals["rel_gap"]:
+            best = found
+    return best
+
+
+# ------------------------------------------------------------------------------------------------
 # Support features machine (003): p(a, b) on X and W(lam) on X
 # ------------------------------------------------------------------------------------------------
 def recover_a_sfm(w, mu):

@@ -5,15 +5,81 @@ Decision function: ``f(x) = sum_i (alpha^+_i - alpha^-_i) k(x_i, x) + b``.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import cvxpy as cp
+import numpy as np
 
 from svmref._validation import check_nonnegative
 
+from . import _certify as cert
 from ._base import C_param, Formulation
+from ._certify import Certified
 
 
 def _check_epsilon(epsilon) -> float:
     return check_nonnegative(epsilon, "epsilon", "width of the insensitive tube")
+
+
+@dataclass(frozen=True, eq=False)
+class SVRCertifier:
+    """Certifies a solution of the epsilon-SVR in the form ``form`` on the original K
+    (:func:`._certify.svr_certificate`): ``beta = alpha^+ - alpha^-`` from the dual's variables, or from the
+    primal's multipliers of its first two constraints (stationarity in W: ``W = sum_i beta_i Phi_i``), polished
+    by active-set Newton steps (:func:`._certify.svr_polish`) when needed; the values of the form are then those of
+    the certified beta (the primal's W, b and slacks rebuilt from it with
+    ``Phi``, the factor ``K = Phi Phi^T``)."""
+
+    K: np.ndarray
+    y: np.ndarray
+    form: str
+    Phi: np.ndarray | None = None
+
+    def _beta(self, values, duals):
+        try:
+            if self.form == "dual":
+                return np.asarray(values["alpha_plus"], float) - np.asarray(values["alpha_minus"], float)
+            return np.asarray(duals[0], float) - np.asarray(duals[1], float)
+        except (KeyError, IndexError, TypeError, ValueError):
+            return None
+
+    def certify(self, hyper: dict, values, duals, tol: float) -> Certified | None:
+        """The certificate of the form's solution; ``None`` when it holds no beta."""
+        beta = None if values is None else self._beta(values, duals)
+        if beta is None or beta.shape != self.y.shape or not np.all(np.isfinite(beta)):
+            return None
+        c, bt, b = cert.svr_certificate(self.K, self.y, hyper["C"], hyper["epsilon"], beta, tol)
+        if not c.certified or c.residuals["rel_gap"] > 0.1 * tol:  # polish (one dense solve on the free set)
+            c2, bt2, b2 = cert.svr_polish(self.K, self.y, hyper["C"], hyper["epsilon"], beta, tol)
+            if (c2.certified and not c.certified) or c2.residuals["rel_gap"] < c.residuals["rel_gap"]:
+                c, bt, b = c2, bt2, b2
+                c.polished = True
+        p, d = c.residuals["objective_primal"], c.residuals["objective_dual"]
+        c.method, c.alpha = "duality gap on K (epsilon-SVR dual)", bt
+        c.bounds = (-p, d) if self.form == "dual" else (-d, p)  # weak duality, p* = -d*
+        if self.form == "dual":
+            c.objective, c.values = d, {"alpha_plus": np.maximum(bt, 0.0), "alpha_minus": np.maximum(-bt, 0.0)}
+        else:
+            t = self.y - self.K @ bt - b
+            eps = hyper["epsilon"]
+            c.objective = p
+            c.values = {"W": self.Phi.T @ bt, "b": b, "xi": np.maximum(t - eps, 0.0), "xi_star": np.maximum(-t - eps, 0.0)}
+        return c
+
+    def constraint_duals(self, c: Certified, hyper: dict) -> list:
+        """The multipliers of the form's constraints at the certified beta, in the form's order. Dual:
+        ``[b, max(g+, 0), max(g-, 0), max(-g+, 0), max(-g-, 0)]`` for ``sum beta = 0``, ``alpha^+ >= 0``,
+        ``alpha^- >= 0``, ``alpha^+ <= C``, ``alpha^- <= C``, with ``r = K beta - y + b``, ``g+ = r + eps``,
+        ``g- = eps - r`` (stationarity in ``alpha^+-``); primal: ``[alpha^+, alpha^-, C - alpha^+, C - alpha^-]``
+        (the slacks' multipliers from stationarity in xi: ``C - alpha - eta = 0``)."""
+        bt, C, eps = c.alpha, hyper["C"], hyper["epsilon"]
+        ap, am = np.maximum(bt, 0.0), np.maximum(-bt, 0.0)
+        if self.form != "dual":
+            return [ap, am, C - ap, C - am]
+        b = c.residuals["b"]
+        r = self.K @ bt - self.y + b
+        gp, gm = r + eps, eps - r
+        return [b, np.maximum(gp, 0.0), np.maximum(gm, 0.0), np.maximum(-gp, 0.0), np.maximum(-gm, 0.0)]
 
 
 class SVR(Formulation):
@@ -55,7 +121,8 @@ class SVR(Formulation):
         objective = cp.Minimize(0.5 * cp.sum_squares(W) + P["C"] * (cp.sum(xi) + cp.sum(xi_star)))
         constraints = [y - f <= eps + xi, f - y <= eps + xi_star, xi >= 0, xi_star >= 0]
         return self._problem(objective, constraints, form="primal", cite="epsilon-SVR primal (docs/formulations/svr.md)",
-                             sense="min", hyper={**hyper, "epsilon": eps}, rules=rules, factor=F, scale=self._scale(K))
+                             sense="min", hyper={**hyper, "epsilon": eps}, rules=rules, factor=F, scale=self._scale(K),
+                             certifier=SVRCertifier(K, y, "primal", F.Phi))
 
     def dual(self, K, y, C=1.0, epsilon=0.1, *, psd="raise") -> cp.Problem:
         """``min 1/2 (a+ - a-)'K(a+ - a-) + epsilon sum(a+ + a-) - y'(a+ - a-)``, ``sum(a+ - a-) = 0``,
@@ -72,4 +139,5 @@ class SVR(Formulation):
         objective = cp.Minimize(0.5 * cp.quad_form(d, cp.psd_wrap(Kp)) + eps * cp.sum(ap + am) - y @ d)
         constraints = [cp.sum(d) == 0, ap >= 0, am >= 0, ap <= P["C"], am <= P["C"]]
         return self._problem(objective, constraints, form="dual", cite="epsilon-SVR dual (docs/formulations/svr.md)",
-                             sense="min", hyper={**hyper, "epsilon": eps}, rules=rules, gram=rep, scale=self._scale(K))
+                             sense="min", hyper={**hyper, "epsilon": eps}, rules=rules, gram=rep, scale=self._scale(K),
+                             certifier=SVRCertifier(Kp, y, "dual"))

@@ -48,8 +48,6 @@ def build(name, form, C=1.0):
 def certified_forms():
     out = []
     for name in F.names():
-        if name == "svr":  # no certificate: its reference is CLARABEL cross-checked by ECOS
-            continue
         f = F.get(name)
         for form in ("primal", "dual") + tuple(x for x in f.forms if x not in ("kkt_system", "system")):
             out.append((name, form))
