@@ -100,10 +100,16 @@ class Solution:
     certificate : dict
         The residuals computed on the original K / X (``rel_gap``, ``eq_feasibility``,
         ``bound_feasibility``, ``kkt`` for the box problems; ``condition``, ``est_rel_error``,
-        ``backward_error``, ``refinement_steps`` for direct solves), ``method`` and ``tol``; empty
-        for a problem that carries no certifier (a plain :class:`cvxpy.Problem`).
+        ``backward_error``, ``refinement_steps`` for direct solves), the floating-point floor (``abs_floor``,
+        ``rel_floor``), the model's own quantities at the returned point (``model_objective``, ``model_violation``,
+        ``model_stationarity``, ``model_complementarity``) and ``rel_error_bound``; ``method`` and ``tol``; empty
+        for a problem that carries no certifier (a plain :class:`cvxpy.Problem`). Every residual is relative to
+        its own scale (no floor at 1).
     certified : bool
-        Every residual is within ``tol``.
+        ``objective`` is within ``residuals["rel_error_bound"] <= max(tol, rel_floor)`` of the optimal value of
+        the cvxpy model as written, relative to itself (``rel_floor``: the floating-point floor, above ``tol`` only
+        with a :class:`ReferenceAccuracyWarning`); the model's constraints hold at ``values`` to ``tol`` relative to
+        their scales, and its KKT conditions to ``sqrt(tol)``.
     polished : bool
         A polish step (active-set Newton, or iterative refinement) produced ``values``.
     condition : float
