@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import cvxpy as cp
 import numpy as np
@@ -41,6 +42,13 @@ def svc_l1(K, y, C, tol=None):
     alpha = np.zeros(len(y))
     alpha[m.support_] = np.abs(m.dual_coef_[0])
     return alpha, float(m.intercept_[0])
+
+
+def exact_l1(K, y, C):
+    """The SMO run to m - M < 1e-10 (it has no tol parameter, so verify does not loosen it): the generic correct
+    L1-SVM answer of these tests. scikit-learn's SVC is not one at 1e-6: its kernel cache is single precision, so
+    its decision values are off by ~1e-6 (test_sklearn_svc_decision_error_is_what_verify_reports)."""
+    return smo(K, y, C, tol=SMO_TOL_TIGHT)
 
 
 def kernel_ridge_rls(K, y, gamma):
@@ -146,7 +154,7 @@ def sf_primal(X, y, C, mu):
 
 
 GOOD = {
-    "l1_svm": [svc_l1, cvxpy_box_dual(0.0, 1.0, False)],
+    "l1_svm": [exact_l1, cvxpy_box_dual(0.0, 1.0, False)],
     "l2_svm": [cvxpy_box_dual(0.0, None, True)],
     "ls_svm": [ls_svm_system],
     "least_1norm_svm": [cvxpy_box_dual(-1.0, 1.0, False)],
@@ -174,9 +182,24 @@ def test_omitted_b_is_derived_and_said():
 
 
 @pytest.mark.parametrize("suite", ["quick", "real"])
-def test_sklearn_svc_passes_as_external_l1_svm(suite):
+def test_sklearn_svc_decision_error_is_what_verify_reports(suite):
+    """scikit-learn's SVC(tol=1e-8) keeps its kernel cache in single precision: alpha is right to ~1e-10 in the
+    objective, the decision values only to ~1e-6. Measured here against the SMO run to m - M < 1e-12 (not
+    against verify's reference): verify never reports more decision error than there is, and where it fails
+    SVC it is on the decision values (or b, or the margins), which are independently off by more than tol."""
     report = verify.check(svc_l1, "l1_svm", suite, TOL)
-    assert report.passed, str(report)
+    for r, inst in zip(report, verify.suite(suite, "l1_svm")):
+        K, y, C = inst.K, inst.y, inst.hyper["C"]
+        a, b = svc_l1(K, y, C)
+        a2, b2 = smo(K, y, C, tol=1e-12)
+        err = float(np.max(np.abs(inst.K_test @ (a * y) + b - inst.K_test @ (a2 * y) - b2)))
+        assert r.decision_gap <= err + 1e-8, (r.instance, r.decision_gap, err)
+        if r.verdict == "fail":
+            failing = {k for k in verify.TOLERANCES if re.search(rf"(^|; ){k} \d", r.reason)}
+            assert failing and failing <= {"decision_gap", "b_gap", "kkt_absolute"}, r.reason
+            assert err > TOL, (r.instance, err)
+        else:
+            assert r.verdict == "pass", r.reason
 
 
 @pytest.mark.parametrize("suite", ["quick", "adversarial"])
@@ -207,19 +230,19 @@ def _free_index(alpha, C):
 
 
 def box_violated(K, y, C):
-    a, b = svc_l1(K, y, C)
+    a, b = exact_l1(K, y, C)
     a = a.copy()
     a[3] = -0.31
     return a, b
 
 
 def b_sign_flipped(K, y, C):
-    a, b = svc_l1(K, y, C)
+    a, b = exact_l1(K, y, C)
     return a, -b
 
 
 def returns_nan(K, y, C):
-    a, b = svc_l1(K, y, C)
+    a, b = exact_l1(K, y, C)
     a = a.copy()
     a[2] = np.nan
     return a, b
@@ -230,7 +253,7 @@ def raises(K, y, C):
 
 
 def wrong_length(K, y, C):
-    a, b = svc_l1(K, y, C)
+    a, b = exact_l1(K, y, C)
     return a[:-1], b
 
 
@@ -240,13 +263,13 @@ def returns_a_string(K, y, C):
 
 def signed_dual_coef(K, y, C):
     """scikit-learn's dual_coef_ convention (y_i alpha_i) handed over as alpha."""
-    a, b = svc_l1(K, y, C)
+    a, b = exact_l1(K, y, C)
     return a * y, b
 
 
 def equality_near_miss(K, y, C):
     """sum_i alpha_i y_i = 1e-3: one free alpha moved by 1e-3."""
-    a, b = svc_l1(K, y, C)
+    a, b = exact_l1(K, y, C)
     a = a.copy()
     i = _free_index(a, C)
     a[i] += NEAR_MISS * y[i]
@@ -254,7 +277,7 @@ def equality_near_miss(K, y, C):
 
 
 def b_off(K, y, C):
-    a, b = svc_l1(K, y, C)
+    a, b = exact_l1(K, y, C)
     return a, b + NEAR_MISS
 
 
@@ -266,11 +289,11 @@ def sloppy_smo(K, y, C):
 
 
 def half_C(K, y, C):
-    return svc_l1(K, y, C / 2)
+    return exact_l1(K, y, C / 2)
 
 
 def l1_offered_as_least_1norm(K, y, C):
-    return svc_l1(K, y, C)
+    return exact_l1(K, y, C)
 
 
 def ls_without_shift(K, y, C):
@@ -399,7 +422,7 @@ def test_permuting_the_data_changes_nothing():
     perm = np.random.default_rng(3).permutation(inst.N)
     permuted = verify.Instance(inst.name + "-permuted", inst.X[perm], inst.y[perm], inst.X_test, inst.kernel,
                                dict(inst.kernel_params), dict(inst.hyper))
-    a, b = verify.check(svc_l1, "l1_svm", [inst, permuted], TOL)
+    a, b = verify.check(exact_l1, "l1_svm", [inst, permuted], TOL)
     assert a.passed and b.passed
     assert b.reference_objective == pytest.approx(a.reference_objective, rel=1e-8)
     assert b.objective == pytest.approx(a.objective, rel=1e-8)
@@ -409,7 +432,7 @@ def test_solver_status_is_reported():
     from svmref.solvers._result import SolverResult
 
     def tired(K, y, C):
-        alpha, b = svc_l1(K, y, C)
+        alpha, b = exact_l1(K, y, C)
         return SolverResult(alpha, b, float("nan"), 10, False, "max_iter_reached")
 
     report = verify.check(tired, "l1_svm", verify.suite("quick", "l1_svm")[:1], TOL)
@@ -422,7 +445,7 @@ def test_solver_is_given_tol_when_it_accepts_it():
 
     def solver(K, y, C, tol):
         seen.append(tol)
-        return svc_l1(K, y, C)
+        return exact_l1(K, y, C)
 
     verify.check(solver, "l1_svm", verify.suite("quick", "l1_svm")[:1], 1e-7)
     assert seen == [1e-7]
@@ -433,7 +456,7 @@ def test_solver_cannot_corrupt_the_instance():
     K0 = inst.K.copy()
 
     def vandal(K, y, C):
-        out = svc_l1(K, y, C)
+        out = exact_l1(K, y, C)
         K[:] = 0.0
         y[:] = 1.0
         return out
@@ -446,10 +469,10 @@ def test_solver_cannot_corrupt_the_instance():
 def test_check_rejects_bad_arguments(bad, exc):
     if isinstance(bad, str):
         with pytest.raises(exc, match="formulation"):
-            verify.check(svc_l1, bad)
+            verify.check(exact_l1, bad)
     else:
         with pytest.raises(exc, match="tol"):
-            verify.check(svc_l1, "l1_svm", tol=bad)
+            verify.check(exact_l1, "l1_svm", tol=bad)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -470,9 +493,11 @@ def test_exact_ls_svm_has_zero_residuals_and_a_shifted_b_does_not(seed, n, logC)
     for name in ("equality", "primal_feasibility", "stationarity", "duality_gap"):
         assert r.values[name] <= EXACT, (name, r.values)
     shifted = kkt.box_dual_residuals("ls_svm", K, y, C, a, b + NEAR_MISS)
-    # every pattern's equality (7) is off by exactly y_i * 1e-3, relative to f_scale
-    f_scale = max(1.0, float(np.max(np.abs(K) @ np.abs(a * y) + np.abs(a) / C)))
+    # every pattern's equality (7) is off by exactly y_i * 1e-3, relative to f_scale, the size of the terms of
+    # y_i f(x_i) - 1 + alpha_i/C; in margin units (kkt_absolute, the natural residual) it is 1e-3 itself
+    f_scale = float(np.max(np.abs(K) @ np.abs(a * y) + np.abs(a) / C + 1.0))
     assert shifted.values["primal_feasibility"] == pytest.approx(NEAR_MISS / f_scale, rel=1e-6)
+    assert shifted.values["kkt_absolute"] == pytest.approx(NEAR_MISS, rel=1e-6)
 
 
 def test_large_scale_does_not_excuse_a_margin_error():
@@ -484,7 +509,7 @@ def test_large_scale_does_not_excuse_a_margin_error():
     C = 1e3
     a, b = ls_svm_system(K, y, C)
     r = kkt.box_dual_residuals("ls_svm", K, y, C, a, b + 0.01)
-    f_scale = max(1.0, float(np.max(np.abs(K) @ np.abs(a * y) + np.abs(a) / C)))
+    f_scale = float(np.max(np.abs(K) @ np.abs(a * y) + np.abs(a) / C + 1.0))
     assert f_scale > 1e4  # the premise: a large scale
     # every equality (7) is off by y_i * 0.01: relative 0.01 / f_scale, absolute 0.01 (the linear solve's
     # own round-off at this scale is ~1e-16 * f_scale, far below 1e-3 * 0.01)
@@ -504,8 +529,9 @@ def test_least_1norm_complementarity_reads_000_eq_6():
     assert r.values["complementarity"] == pytest.approx(3.0)
     assert "pattern 1" in r.where["complementarity"] and "needs alpha_i = 1" in r.where["complementarity"]
     r0 = kkt.box_dual_residuals("least_1norm_svm", K, y, 1.0, np.array([-1.0, 0.0]), b=2.0)
-    # alpha_0 = -C now satisfies pattern 0 (and breaks y'alpha = 0); pattern 1 still gives 3
-    assert r0.values["complementarity"] == pytest.approx(3.0) and r0.values["equality"] == pytest.approx(1.0)
+    # alpha_0 = -C now satisfies pattern 0 (and breaks y'alpha = 0); pattern 1 still gives 3, relative to the size of
+    # the terms of y_i f(x_i) - 1, max_i (sum_j |K_ij alpha_j y_j| + 1) = 2
+    assert r0.values["complementarity"] == pytest.approx(1.5) and r0.values["equality"] == pytest.approx(1.0)
 
 
 def test_shifted_geometric_mean():
@@ -607,13 +633,24 @@ def test_verify_modules_import_each_other_without_a_cycle():
 
 GOOD_FILE = """
 import numpy as np
-from sklearn.svm import SVC
 
 def solve(K, y, C):
-    m = SVC(C=C, kernel="precomputed", tol=1e-8).fit(K, y)
-    alpha = np.zeros(len(y))
-    alpha[m.support_] = np.abs(m.dual_coef_[0])
-    return alpha, float(m.intercept_[0])
+    # an SMO (maximal violating pair) run until m - M < 1e-10; b from the free alpha_i
+    a, g, Q = np.zeros(len(y)), -np.ones(len(y)), np.outer(y, y) * K
+    while True:
+        up = ((y > 0) & (a < C)) | ((y < 0) & (a > 0))
+        low = ((y > 0) & (a > 0)) | ((y < 0) & (a < C))
+        s = -y * g
+        i, j = np.flatnonzero(up)[np.argmax(s[up])], np.flatnonzero(low)[np.argmin(s[low])]
+        if s[i] - s[j] < 1e-10:
+            break
+        t = min((s[i] - s[j]) / max(K[i, i] + K[j, j] - 2 * K[i, j], 1e-12),
+                (C - a[i]) if y[i] > 0 else a[i], a[j] if y[j] > 0 else (C - a[j]))
+        a[i] += y[i] * t
+        a[j] -= y[j] * t
+        g += t * (y[i] * Q[:, i] - y[j] * Q[:, j])
+    free = (a > 1e-12) & (a < C - 1e-12)
+    return a, float(np.mean(s[free])) if free.any() else 0.5 * (s[up].max() + s[low].min())
 
 def broken(K, y, C):
     alpha, b = solve(K, y, C)
@@ -702,7 +739,7 @@ def test_cli_all_skips_unimportable_registry_entries_with_a_reason(monkeypatch, 
 
 
 def test_report_is_printable_and_converts_to_records():
-    report = verify.check(svc_l1, "l1_svm", "quick", TOL)
+    report = verify.check(exact_l1, "l1_svm", "quick", TOL)
     text = str(report)
     assert "instance" in text and "success rate" in text
     recs = report.to_records()
@@ -715,7 +752,11 @@ def test_report_is_printable_and_converts_to_records():
 # ---------------------------------------------------------------------------------------------
 
 #: Built-in solvers known not to pass yet, with the reason (strict: a fix makes the test fail until removed).
-KNOWN_FAILING: dict[str, str] = {}  # spec -> reason; none at present
+KNOWN_FAILING: dict[str, str] = {
+    "svmref.solvers.support_features:support_features": (
+        "stopped at its KKT gap tol = 1e-6, its decision values on q-features-20x10-mu0.3 are off by 1.8e-6 "
+        "(measured against the same solver at tol = 1e-12, and against the reference: 1.6e-8 apart)"),
+}
 
 
 def _registry_params():
@@ -833,8 +874,9 @@ def two_argument_solver(K, y):
 
 
 def test_smo_passes_when_tight():
-    """The yardstick of the flawed variants below: the same SMO run to 1e-10 passes."""
-    assert verify.check(smo, "l1_svm", "quick", TOL).passed
+    """The yardstick of the flawed variants below: the same SMO run to 1e-10 passes (its own tol set by options, so
+    verify does not pass it 1e-6: stopped at m - M < 1e-6 its decision values are off by up to 3e-6)."""
+    assert verify.check(smo, "l1_svm", "quick", TOL, options={"tol": SMO_TOL_TIGHT}).passed
 
 
 def test_near_optimal_smo_gets_the_tolerance_it_would_pass_at():
@@ -918,7 +960,7 @@ def test_regression_convention_says_it_solves_ls_svm_regression():
 
 
 def test_a_correct_answer_gets_no_hint_and_no_diagnosis():
-    for r in verify.check(svc_l1, "l1_svm", "quick", TOL):
+    for r in verify.check(exact_l1, "l1_svm", "quick", TOL):
         assert r.passed and not r.hints and not r.diagnoses and r.would_pass_at_tol is None
 
 
@@ -936,7 +978,7 @@ def test_worker_runs_closures_and_returns_unpicklable_answers():
             self.alpha, self.b = alpha, b
 
     def solver(K, y, C):
-        return Answer(*svc_l1(K, y, C))
+        return Answer(*exact_l1(K, y, C))
 
     report = verify.check(solver, "l1_svm", "quick", TOL, timeout=60)
     assert report.passed, str(report)
@@ -959,7 +1001,7 @@ def test_ctrl_c_keeps_the_finished_records():
         calls.append(1)
         if len(calls) == 2:
             raise KeyboardInterrupt
-        return svc_l1(K, y, C)
+        return exact_l1(K, y, C)
 
     report = verify.check(interrupted_on_second, "l1_svm", "quick", TOL)
     assert report.interrupted and len(report) == 1 and report.planned == 3
@@ -972,7 +1014,7 @@ def test_signature_is_checked_once_before_any_instance():
     with pytest.raises(verify.SignatureError, match=r"cannot be called as f\(K, y, C, \*\*options\)"):
         verify.check(two_argument_solver, "l1_svm", "quick", TOL)
     with pytest.raises(verify.SignatureError, match=r"f\(X, y, C, mu, \*\*options\)"):
-        verify.check(svc_l1, "support_features", "quick", TOL)
+        verify.check(exact_l1, "support_features", "quick", TOL)
 
 
 def test_record_says_when_verify_set_the_solvers_tol():
@@ -1009,7 +1051,7 @@ def test_from_data_builds_an_instance_from_a_csv(tmp_path):
     assert X2.shape == (50, 3) and set(np.unique(y2)) == {1.0, 2.0}
     inst = from_data(X2, y2, "l1_svm", C=2.0, name="d")
     assert inst.N == 40 and inst.X_test.shape == (10, 3) and set(np.unique(inst.y)) == {-1.0, 1.0}
-    assert verify.check(svc_l1, "l1_svm", [inst], TOL).passed
+    assert verify.check(exact_l1, "l1_svm", [inst], TOL).passed
     with pytest.raises(ValueError, match="two classes"):
         from_data(X2, np.arange(50.0), "l1_svm")
 
@@ -1083,10 +1125,25 @@ def svr_half_C(K, y, C, epsilon):
 
 
 @pytest.mark.parametrize("suite", ["quick", "real"])
-def test_sklearn_svr_passes_as_external_svr(suite):
+def test_sklearn_svr_decision_error_is_what_verify_reports(suite):
+    """scikit-learn's SVR shares LIBSVM's single-precision kernel cache: its decision values are off by ~1e-6.
+    Measured against the SMO run to 1e-10 (not against verify's reference), verify never reports more decision
+    error than there is, and fails SVR only on the decision values (or b, or the margins) where that error is above
+    tol; elsewhere it passes, or says the reference cannot resolve tol (never a pass or fail it cannot back)."""
     report = verify.check(sklearn_svr, "svr", suite, TOL)
-    assert report.passed, str(report)
-    assert all(r.verdict == "pass" for r in report), str(report)
+    for r, inst in zip(report, verify.suite(suite, "svr")):
+        K, y, C, eps = inst.K, inst.y, inst.hyper["C"], inst.hyper["epsilon"]
+        a, b = sklearn_svr(K, y, C, eps)
+        tight = _smo_svr(K, y, C, eps)
+        unit = float(np.max(np.abs(y)))
+        err = float(np.max(np.abs(inst.K_test @ a + b - inst.K_test @ tight.alpha - tight.b))) / unit
+        assert r.decision_gap <= err + 1e-8, (r.instance, r.decision_gap, err)
+        if r.verdict == "fail":
+            failing = {k for k in verify.TOLERANCES if re.search(rf"(^|; ){k} \d", r.reason)}
+            assert failing and failing <= {"decision_gap", "b_gap", "kkt_absolute"}, r.reason
+            assert err > TOL, (r.instance, err)
+        else:
+            assert r.verdict in ("pass", "unresolved"), r.reason
 
 
 def test_svr_b_may_be_omitted_and_is_derived():

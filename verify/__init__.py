@@ -46,13 +46,18 @@ offender, e.g. ``box 3.1e-01 > 1e-06: alpha_17 = -0.31 is outside [0, 1] (C = 1)
 For ``sparse_ls_svm`` (not convex) verify checks that the answer is a fixed point of 004's Algorithm 1:
 it solves the weighted problem (3) for the weights ``lam_i = 1/alpha_i^2`` it implies.
 
-Tolerances (``tol`` = 1e-6 by default, :data:`TOLERANCES`): objective gap, each KKT residual (relative
-to the size of the terms of ``f(x_i)``) and the duality gap at ``tol``; the same KKT residuals in
-absolute margin units (``kkt_absolute``) and the decision function at ``sqrt(tol)``.
+Tolerances (``tol`` = 1e-6 by default, :data:`TOLERANCES`): every check is held to ``tol`` itself, so a pass
+at ``tol`` means every reported error is at most ``tol`` in its unit: the objective gap (relative to
+``|objective*|``), the duality gap, box and equality (relative), the KKT residuals in the solution's units
+(``stationarity``, ``kkt_absolute``: the natural residual, margin units for classification, ``max|y|`` for
+regression; an interior-point answer is charged for its distance to the bounds, not for the gradient), ``b``
+(``b_gap``, its distance from the reference's optimal interval) and the decision values on held-out points
+(``decision_gap``). A comparison with the reference is only judged as far as the reference resolves it
+(:func:`svmref.verify.reference.resolution`): otherwise the verdict is ``unresolved``, never a pass or fail.
 
 A failed instance also gets diagnoses in plain words, most severe first ("b is wrong" with its KKT
 interval, "box violated", "y'alpha != 0", "not optimal (objective gap ...)", "solved a different C"),
-the smallest one-digit ``tol`` at which it would pass (``would_pass_at_tol``; the report's
+the smallest one-digit ``tol < 1`` at which it would pass, confirmed by re-checking (``would_pass_at_tol``; the report's
 ``suite_tol`` for the whole suite), and ``hint: ...`` when it passes after a known convention change
 (``alpha -> y * alpha``, ``b -> -b``, a scaling, the neighbouring formulation).
 

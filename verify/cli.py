@@ -71,8 +71,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="formulation the solver solves (default: the registry's entry for a built-in SPEC)")
     p.add_argument("--suite", "-s", default="quick", choices=SUITES, help="instances to run (default: quick)")
     p.add_argument("--tol", default=DEFAULT_TOL, metavar="T",
-                   help=f"tolerance of the check, in (0, 1) (default {DEFAULT_TOL:g}; the decision function is "
-                   "checked at sqrt(tol))")
+                   help=f"tolerance of the check, in (0, 1) (default {DEFAULT_TOL:g}); a pass means every reported "
+                   "error is <= T in its unit: objective gap, KKT residuals, b and decision values")
     p.add_argument("--timeout", default=DEFAULT_TIMEOUT, metavar="SECONDS",
                    help=f"seconds per instance before the solver's process is killed (default {DEFAULT_TIMEOUT:g})")
     p.add_argument("--n", default=None, metavar="N",

@@ -17,7 +17,7 @@ from svmref._validation import check_tol
 from . import specs
 from .answers import BadAnswer, get
 from .diagnosis import diagnose, hints, pass_tolerance
-from .evaluation import DEFAULT_TOL, KKT_NAMES, TOLERANCES, evaluate, failed, tolerances
+from .evaluation import COMPARISONS, DEFAULT_TOL, KKT_NAMES, TOLERANCES, evaluate, failed, tolerances, unresolved
 from .instances import Instance, suite
 from .report import Record, Report
 from .worker import Runner
@@ -252,8 +252,11 @@ def _check_one(runner, spec, inst, tol, tols, options, label, solver_tol=None) -
         rec.reference_disagreement = ref.disagreement
         rec.objective_gap = values["objective_gap"]
         rec.decision_gap = values["decision_gap"]
+        rec.b_gap = values.get("b_gap", float("nan"))
+        rec.reference_resolution = {k: values[k + "_resolution"] for k in COMPARISONS if k + "_resolution" in values}
         if not (r.b_unique and ref.b_unique) and spec.has_b:
-            rec.notes.append("b not unique (no free alpha_i): decision compared without b")
+            rec.notes.append("b not unique (no free alpha_i): the decision functions are compared with each b at its "
+                             "best in its KKT interval")
     else:
         rec.notes.append(ref.message)
     _verdict(rec, spec, inst, ans, r, ref, values, where, tol, tols)  # 4. the verdict
@@ -261,8 +264,9 @@ def _check_one(runner, spec, inst, tol, tols, options, label, solver_tol=None) -
 
 
 def _verdict(rec: Record, spec, inst, ans, r, ref, values, where, tol, tols) -> None:
-    """pass, fail (with diagnoses, hints and the tolerance it would pass at) or not convex."""
+    """pass, fail (with diagnoses, hints and the tolerance it would pass at), unresolved or not convex."""
     failures = failed(values, where, tols)
+    open_checks = unresolved(values, tols) if ref.convex else []
     if not ref.convex:
         rec.passed, rec.verdict = None, "not convex"
         rec.reason = ref.message.split(";")[0] + (f" (KKT residuals, for information: {failures[0]})" if failures else
@@ -270,11 +274,14 @@ def _verdict(rec: Record, spec, inst, ans, r, ref, values, where, tol, tols) -> 
     elif failures:
         rec.passed, rec.verdict, rec.reason = False, "fail", "; ".join(failures)
         try:
-            rec.diagnoses = diagnose(spec, inst, ans, r, values, tols, tol)
             rec.hints = hints(spec, inst, ans, ref, tol, tols)
+            rec.diagnoses = diagnose(spec, inst, ans, r, values, tols, tol, rec.hints)
             rec.would_pass_at_tol = pass_tolerance(lambda t: evaluate(spec, inst, ans, ref, t)[1], tol)
         except (ValueError, FloatingPointError) as exc:  # advice is best effort; the verdict stands
             rec.notes.append(f"no diagnosis: {type(exc).__name__}: {exc}")
+    elif open_checks:
+        rec.passed, rec.verdict = None, "unresolved"
+        rec.reason = "; ".join(open_checks)
     else:
         rec.passed, rec.verdict = True, "pass"
         rec.reason = next((n for n in rec.notes if n.startswith("b was not given")), "")

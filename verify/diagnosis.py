@@ -15,23 +15,9 @@ import math
 from collections.abc import Callable
 
 from . import specs
-from .evaluation import ORDER, TOLERANCES, bad, evaluate, failed, self_consistent, tolerances
+from .evaluation import ORDER, bad, evaluate, failed, needed, self_consistent, tolerances, unresolved
 
 __all__ = ["diagnose", "hints", "pass_tolerance"]
-
-#: The checks whose tolerance is sqrt(tol) (see TOLERANCES): passing needs tol >= value**2.
-_SQRT_CHECKS = ("kkt_absolute", "decision_gap")
-
-
-def _needed(values: dict) -> float:
-    """The smallest ``tol`` at which each of ``values`` is within its tolerance (residuals held fixed)."""
-    t = 0.0
-    for k, v in values.items():
-        if k not in TOLERANCES or math.isnan(v):
-            continue
-        t = max(t, v * v if k in _SQRT_CHECKS else v)
-    return t
-
 
 def _nice_up(t: float) -> float:
     """The smallest one-significant-digit number >= t (2.3e-4 -> 3e-4, 1e-3 -> 1e-3)."""
@@ -51,43 +37,58 @@ def _nice_next(t: float) -> float:
 
 
 def pass_tolerance(evaluate: Callable[[float], dict], tol: float) -> float | None:
-    """The smallest one-digit ``tol`` (> the given one) at which the answer passes every check, or None (>= 1).
+    """The smallest one-digit ``tol`` (> the given one) at which the answer passes every check, or None when no
+    ``tol < 1`` does (the CLI refuses ``--tol >= 1``).
 
-    ``evaluate(t)`` returns the checked values with the eps-active threshold at ``t`` (it changes which
-    ``alpha_i`` count as at a bound); the candidate from the values at ``tol`` is confirmed by
-    re-evaluating at it, and raised until it passes.
+    ``evaluate(t)`` returns the checked values at ``t``. Every check is ``value <= t`` (within the reference's
+    resolution, :func:`svmref.verify.evaluation.judge`), so the candidate is the smallest one-digit number
+    ``>= max(value + resolution)`` (:func:`svmref.verify.evaluation.needed`); it is confirmed by re-evaluating at it
+    (a pass, not an unresolved comparison), and raised until it passes.
     """
-    t = _needed(evaluate(tol))
+    t = needed(evaluate(tol))
     for _ in range(6):
         if not t < 1.0:
             return None
         cand = _nice_up(max(t, tol * (1 + 1e-12)))
+        if not cand < 1.0:
+            return None
         vals = evaluate(cand)
-        if not failed(vals, {}, tolerances(cand)):
+        tols = tolerances(cand)
+        if not failed(vals, {}, tols) and not unresolved(vals, tols):
             return cand
-        t = max(_needed(vals), _nice_next(cand))
+        t = max(needed(vals), _nice_next(cand))
     return None
 
 
-def _b_is_wrong(spec, r, values: dict, failing: set, tol: float) -> str:
-    """"b is wrong" when alpha is optimal but the given b lies outside its KKT interval [m, M]; else ""."""
+def _b_is_wrong(spec, r, values: dict, failing: set, tol: float, hints: list) -> str:
+    """"b is wrong" when alpha is optimal but the given b lies outside the reference's KKT interval (``b_gap``),
+    or, without a reference, outside its own (``[b_low, b_high]``, by more than ``tol`` in the solution's unit);
+    else "". The common cause it names (averaging b over bounded support vectors too) only where no hint
+    explains the failure: a hint (``b -> -b``, ...) names the cause itself."""
     alpha_ok = not ({"box", "equality", "stationarity", "objective_gap"} & failing)
     lo, hi = getattr(r, "b_low", float("nan")), getattr(r, "b_high", float("nan"))
     if not (spec.has_b and spec.advice and failing and alpha_ok and not r.b_derived and r.b is not None
             and (math.isfinite(lo) or math.isfinite(hi))):
         return ""
     b = float(r.b)
-    slack = tol * max(1.0, abs(b))
-    # [m, M] with m > M when the b-free gap m - M is not 0: then every b in [M, m] is equally good
-    lo_, hi_ = sorted((lo, hi)) if math.isfinite(lo) and math.isfinite(hi) else (lo, hi)
-    if not ((math.isfinite(lo_) and b < lo_ - slack) or (math.isfinite(hi_) and b > hi_ + slack)):
-        return ""
-    interval = f"its KKT interval [{lo_:.6g}, {hi_:.6g}]"
+    if "b_gap" in values and not math.isnan(values["b_gap"]):
+        if "b_gap" not in failing:
+            return ""
+    else:
+        slack = tol * r.unit
+        if not ((math.isfinite(lo) and b < lo - slack) or (math.isfinite(hi) and b > hi + slack)):
+            return ""
+    interval = f"its KKT interval [{lo:.6g}, {hi:.6g}]"
     og = values.get("objective_gap", float("nan"))
-    return (f"b is wrong: alpha is optimal (objective gap {og:.1e}, b-free KKT gap "
-            f"{values.get('stationarity', float('nan')):.1e}) but b = {b:.6g} is outside {interval}"
-            + ("; a common cause is averaging b over all support vectors, bounded ones included: "
-               "average over the free alpha_i (strictly inside the box) only" if spec.b_average_hint else ""))
+    if hints:
+        cause = "; the hint below names the likely cause"
+    elif spec.b_average_hint:
+        cause = ("; a common cause is averaging b over all support vectors, bounded ones included: "
+                 "average over the free alpha_i (strictly inside the box) only")
+    else:
+        cause = ""
+    return (f"b is wrong: alpha is optimal (objective gap {og:.1e}, b-free KKT residual "
+            f"{values.get('stationarity', float('nan')):.1e}) but b = {b:.6g} is outside {interval}" + cause)
 
 
 def _not_optimal(spec, values: dict, failing: set) -> str:
@@ -100,17 +101,18 @@ def _not_optimal(spec, values: dict, failing: set) -> str:
         parts.append(f"objective gap {values['objective_gap']:.1e}")
     for k in rest:
         if k != "objective_gap":
-            name = {"stationarity": spec.stationarity_words, "kkt_absolute": "absolute KKT residual"}.get(
+            name = {"stationarity": spec.stationarity_words, "kkt_absolute": "KKT residual at b"}.get(
                 k, k.replace("_", " "))
             parts.append(f"{name} {values[k]:.1e}")
     return f"not optimal ({', '.join(parts)})"
 
 
-def diagnose(spec, inst, ans: dict, r, values: dict, tols: dict, tol: float) -> list[str]:
-    """Plain-words diagnoses of a failed answer, most severe first (see the module docstring)."""
+def diagnose(spec, inst, ans: dict, r, values: dict, tols: dict, tol: float, hints: list | None = None) -> list[str]:
+    """Plain-words diagnoses of a failed answer, most severe first (see the module docstring); ``hints`` are
+    those of :func:`hints` for the same answer (a diagnosis does not contradict them)."""
     failing = bad(values, tols)
     out: list[str] = []
-    b_wrong = _b_is_wrong(spec, r, values, failing, tol)
+    b_wrong = _b_is_wrong(spec, r, values, failing, tol, hints or [])
     if b_wrong:
         out.append(b_wrong)
     if "box" in failing:

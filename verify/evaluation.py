@@ -12,17 +12,26 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["DEFAULT_TOL", "TOLERANCES", "ORDER", "KKT_NAMES", "tolerances", "evaluate", "failed", "bad",
-           "self_consistent"]
+__all__ = ["DEFAULT_TOL", "TOLERANCES", "COMPARISONS", "ORDER", "KKT_NAMES", "tolerances", "evaluate", "judge",
+           "needed", "failed", "unresolved", "bad", "self_consistent"]
 
 #: Default tolerance: what a demanding user expects of a solver run at tol = 1e-8.
 DEFAULT_TOL = 1e-6
 
-#: Each check's tolerance as a function of ``tol`` (all quantities are dimensionless, see svmref.verify.kkt).
-#: ``kkt_absolute`` (the margin residuals not divided by f_scale) is checked at sqrt(tol), as the
-#: decision values are. ``decision_gap`` is looser because it is a square root: the recovered primal is 1-strongly convex
-#: in W, so ``||W - W*||^2 / 2 <= P(W) - p* <= P + D`` (the duality gap) and
-#: ``|f(x) - f*(x)| <= ||W - W*|| sqrt(k(x, x))``: a gap of tol allows a decision error of about sqrt(tol).
+#: Each check's tolerance as a function of ``tol``: every one is ``tol`` itself, so a pass at ``tol`` means
+#: every reported error is at most ``tol`` in its stated unit (docs/verify.md, "What a pass means"):
+#:
+#: * ``objective_gap``: relative to ``|objective*|``; ``duality_gap``: relative to the size of its terms;
+#: * ``box``, ``equality``: relative to ``C`` and to ``sum_i |alpha_i|``;
+#: * ``primal_feasibility``, ``complementarity``: relative to the size of the terms of ``f(x_i)``;
+#: * ``stationarity`` (the b-free natural residual), ``kkt_absolute`` (the natural residual at the answer's
+#:   ``b``), ``b_gap`` and ``decision_gap``: in the solution's units, the margin (1) for classification,
+#:   ``max|y|`` for regression; ``kkt_absolute`` and ``stationarity`` are floored at the floating-point floor
+#:   of the margins (:attr:`kkt.Residuals.floor`, reported as ``<name>_floor``).
+#:
+#: A comparison with the reference (objective, b, decision values) is judged only as far as the reference
+#: resolves it (``<name>_resolution``, :func:`svmref.verify.reference.resolution`): pass when
+#: ``value + resolution <= tol``, fail when ``value - resolution > tol``, otherwise *unresolved*.
 TOLERANCES: dict[str, Callable[[float], float]] = {
     "objective_gap": lambda t: t,
     "box": lambda t: t,
@@ -30,14 +39,21 @@ TOLERANCES: dict[str, Callable[[float], float]] = {
     "primal_feasibility": lambda t: t,
     "complementarity": lambda t: t,
     "stationarity": lambda t: t,
-    "kkt_absolute": lambda t: math.sqrt(t),
+    "kkt_absolute": lambda t: t,
     "duality_gap": lambda t: t,
-    "decision_gap": lambda t: math.sqrt(t),
+    "b_gap": lambda t: t,
+    "decision_gap": lambda t: t,
 }
+
+#: The checks made against the reference (judged within its resolution).
+COMPARISONS = ("objective_gap", "b_gap", "decision_gap")
+
+#: The checks floored at the floating-point floor of the margins.
+FLOORED = ("stationarity", "kkt_absolute")
 
 #: Order in which failures are listed (the first is the headline reason).
 ORDER = ("box", "equality", "objective_gap", "primal_feasibility", "complementarity", "stationarity",
-         "kkt_absolute", "duality_gap", "decision_gap")
+         "kkt_absolute", "duality_gap", "b_gap", "decision_gap")
 
 #: The KKT residuals whose largest is a record's ``kkt_violation``.
 KKT_NAMES = ("box", "equality", "primal_feasibility", "complementarity", "stationarity")
@@ -48,27 +64,55 @@ def tolerances(tol: float = DEFAULT_TOL) -> dict[str, float]:
     return {k: f(tol) for k, f in TOLERANCES.items()}
 
 
+def _b_range(b: float, derived: bool, lo: float, hi: float) -> tuple[float, float]:
+    """The biases an answer stands for: its own ``b``, or its KKT interval when verify derived ``b``."""
+    if derived and math.isfinite(lo) and math.isfinite(hi):
+        return lo, hi
+    return b, b
+
+
+def _decision(spec, inst, r, ref) -> tuple[float, float]:
+    """``(decision_gap, b_gap)`` in the solution's unit: the largest difference of the decision values on the
+    held-out points, with each side's ``b`` free in its KKT interval where it is not unique (the best pair), and
+    the distance of the given ``b`` from the reference's interval (``nan``: no ``b``, or ``b`` derived)."""
+    rows = spec.held_out(inst)
+    d = rows @ r.coef - rows @ ref.coef
+    unit = r.unit
+    if not spec.has_b:
+        return (float(np.max(np.abs(d))) / unit if d.size else 0.0), float("nan")
+    b_s = float(r.b or 0.0)
+    s_lo, s_hi = _b_range(b_s, r.b_derived, r.b_low, r.b_high)
+    r_lo, r_hi = _b_range(float(ref.b or 0.0), True, ref.b_low, ref.b_high)
+    lo, hi = s_lo - r_hi, s_hi - r_lo
+    shift = min(max(-0.5 * (float(np.max(d)) + float(np.min(d))), lo), hi) if d.size else 0.0
+    dg = float(np.max(np.abs(d + shift))) / unit if d.size else 0.0
+    bg = float("nan") if r.b_derived else max(r_lo - b_s, b_s - r_hi, 0.0) / unit
+    return dg, bg
+
+
 def _compare(spec, inst, r, ref, values: dict, where: dict) -> None:
-    """Add the objective gap and the decision gap on held-out points, against the reference."""
-    og = abs(r.objective - ref.objective) / max(abs(ref.objective), 1e-12)
+    """Add the objective gap, the b gap and the decision gap on held-out points, against the reference, and how
+    far the reference resolves each (``<name>_resolution``)."""
+    og = abs(r.objective - ref.objective) / max(abs(ref.objective), float(np.finfo(float).tiny))
     values["objective_gap"] = og
     cert = "" if ref.certified is None else (", certified" if ref.certified else ", NOT certified")
     where["objective_gap"] = (f"objective {r.objective:.10g} vs reference {ref.objective:.10g} "
                               f"(relative gap {og:.2e}; reference {ref.status}{cert}"
                               + ("" if math.isnan(ref.disagreement)
                                  else f", cross-check disagreement {ref.disagreement:.1e}") + ")")
-    # the decision function W.Phi(x) + b on the held-out points, the solver's and the reference's
-    rows = spec.held_out(inst)
-    g_s, b_s = rows @ r.coef, float(r.b or 0.0)
-    g_r, b_r = rows @ ref.coef, float(ref.b or 0.0)
-    both_b = r.b_unique and ref.b_unique and spec.has_b
-    diff = np.abs(g_s - g_r) + (abs(b_s - b_r) if both_b else 0.0)
-    scale = max(1.0, float(np.max(np.abs(g_r + b_r)))) if g_r.size else 1.0
-    dg = float(np.max(diff)) / scale if diff.size else 0.0
+    dg, bg = _decision(spec, inst, r, ref)
     values["decision_gap"] = dg
-    where["decision_gap"] = ("decision function differs from the reference's on held-out points by "
-                             f"{dg:.2e} (relative)"
-                             + ("" if both_b else "; b is not unique here, so only W.Phi(x) is compared"))
+    unit = "margin units" if r.unit == 1.0 and spec.classification else f"units of max|y| = {r.unit:.3g}"
+    where["decision_gap"] = (f"decision function differs from the reference's on held-out points by {dg:.2e} ({unit})"
+                             + ("" if r.b_unique and ref.b_unique else
+                                "; b is not unique here: each side's b is taken at its best in its KKT interval"))
+    values["b_gap"] = bg
+    if not math.isnan(bg):
+        where["b_gap"] = (f"b = {float(r.b):.6g} is {bg:.2e} ({unit}) outside the reference's KKT interval "
+                          f"[{ref.b_low:.6g}, {ref.b_high:.6g}]")
+    train = inst.X if spec.on_features else inst.K
+    for k, v in ref.resolution(train, spec.held_out(inst)).items():
+        values[k + "_resolution"] = v
 
 
 def evaluate(spec, inst, ans: dict, ref, eps: float, *, K=None, hyper=None, compare: bool = True):
@@ -86,29 +130,61 @@ def evaluate(spec, inst, ans: dict, ref, eps: float, *, K=None, hyper=None, comp
         if math.isnan(r.values.get(k, 0.0)):
             r.values[k] = float("inf")
     values, where = dict(r.values), dict(r.where)
+    for k in FLOORED:
+        values[k + "_floor"] = r.floor
     if compare and ref is not None and ref.convex and not ref.error:
         _compare(spec, inst, r, ref, values, where)
     return r, values, where
+
+
+def judge(values: dict, k: str, tols: dict) -> str:
+    """``"pass"``, ``"fail"``, ``"unresolved"`` or ``"n/a"`` for check ``k`` (see :data:`TOLERANCES`)."""
+    v = values.get(k, float("nan"))
+    if k not in tols or math.isnan(v):
+        return "n/a"
+    bound = max(tols[k], values.get(k + "_floor", 0.0))
+    res = values.get(k + "_resolution", 0.0)
+    if not v - res <= bound:
+        return "fail"
+    return "pass" if v + res <= bound else "unresolved"
+
+
+def needed(values: dict) -> float:
+    """The smallest ``tol`` at which every check of ``values`` passes (the values held fixed)."""
+    t = 0.0
+    for k in TOLERANCES:
+        v = values.get(k, float("nan"))
+        if math.isnan(v) or v <= values.get(k + "_floor", 0.0):
+            continue
+        t = max(t, v + values.get(k + "_resolution", 0.0))
+    return t
 
 
 def failed(values: dict, where: dict, tols: dict) -> list[str]:
     """One sentence per failed check, in :data:`ORDER`: ``"box 3.1e-01 > 1e-06: alpha_17 = ..."``."""
     out = []
     for k in ORDER:
-        v = values.get(k, float("nan"))
-        if math.isnan(v):
-            continue
-        if not v <= tols[k]:
-            out.append(f"{k} {v:.2e} > {tols[k]:.0e}: {where.get(k, '')}")
+        if judge(values, k, tols) == "fail":
+            bound = max(tols[k], values.get(k + "_floor", 0.0))
+            res = values.get(k + "_resolution", 0.0)
+            extra = f" (reference resolution {res:.1e})" if res > 0.01 * bound else ""
+            out.append(f"{k} {values[k]:.2e} > {bound:.0e}{extra}: {where.get(k, '')}")
     return out
+
+
+def unresolved(values: dict, tols: dict) -> list[str]:
+    """The checks the reference cannot resolve at these tolerances (neither pass nor fail), as sentences."""
+    return [f"{k} {values[k]:.2e} vs tol {tols[k]:.0e}: the reference is accurate to {values[k + '_resolution']:.1e} "
+            "only, so it cannot resolve tol here" for k in ORDER if judge(values, k, tols) == "unresolved"]
 
 
 def bad(values: dict, tols: dict) -> set:
     """The names of the checks that fail (``nan``, not applicable, never fails)."""
-    return {k for k, v in values.items() if k in tols and not math.isnan(v) and not v <= tols[k]}
+    return {k for k in ORDER if judge(values, k, tols) == "fail"}
 
 
 def self_consistent(values: dict, tols: dict) -> bool:
     """Every residual (no reference comparison) within its tolerance, and at least one was computed."""
-    vals = {k: v for k, v in values.items() if k not in ("objective_gap", "decision_gap")}
-    return any(not math.isnan(v) for v in vals.values()) and not bad(vals, tols)
+    own = [k for k in ORDER if k not in COMPARISONS]
+    return (any(not math.isnan(values.get(k, float("nan"))) for k in own)
+            and not any(judge(values, k, tols) == "fail" for k in own))

@@ -3,17 +3,25 @@
 Nothing here imports :mod:`svmref.formulations` or :mod:`svmref.solvers`: each residual is written from the
 papers' optimality conditions, so that a mistake shared by the reference and a solver is caught.
 
-Units. Every residual is a dimensionless number compared with one tolerance (see
-:data:`verify.TOLERANCES`):
+Units. Every residual is a dimensionless number compared with one tolerance, ``tol`` itself (see
+:data:`svmref.verify.evaluation.TOLERANCES`):
 
-* classification residuals are in **margin units** (``y_i f(x_i) - 1`` is dimensionless since
-  ``y_i = +-1``), and dual variables are measured as ``t_i = alpha_i / C`` (for L1 and Least 1-Norm
-  the box becomes ``[0, 1]`` or ``[-1, 1]``; for L2 and LS ``alpha_i / C = xi_i`` is the slack,
-  000 eq. (7)), so ``alpha_i`` and the margin are comparable;
-* regression residuals are in the units of ``y``; both are then made relative to the size of the
-  terms that make up ``f(x_i)`` (``f_scale``, at least ``max(1, max_i |y_i|)``), as OSQP's ``eps_rel``;
-* equality constraints ``sum_i e_i alpha_i = 0`` are relative to ``sum_i |alpha_i|``;
-* objective and duality gaps are relative to the size of the objective.
+* the KKT residuals ``stationarity`` and ``kkt_absolute`` are in the **solution's units**: the margin for
+  classification (``y_i f(x_i) - 1`` is dimensionless since ``y_i = +-1``; the margin 1 is the unit the
+  problem itself fixes), ``max_i |y_i|`` for regression (:func:`target_scale`); dual variables are measured
+  in units of ``C`` (``alpha_i / C``; for L2 and LS ``alpha_i / C = xi_i`` is the slack, 000 eq. (7)). They are
+  natural (projected-gradient) residuals (:func:`natural_residual`): an ``alpha_i`` a little inside its bound
+  with the right gradient sign counts its distance to the bound, a free ``alpha_i`` its margin error;
+* ``primal_feasibility`` and ``complementarity`` are relative to the size of the terms that make up the
+  residual ``s_i`` (``f_scale = max_i sum of |terms|``, as OSQP's ``eps_rel``): a solver that stores K in single
+  precision, as LIBSVM's kernel cache does, is accurate to about 1e-7 of that;
+* ``box`` is relative to ``C``; equality constraints ``sum_i e_i alpha_i = 0`` to ``sum_i |alpha_i|``;
+* the duality gap to the size of the objectives' terms.
+
+No tolerance's scale is ``max(1, ...)`` (which would make "relative" absolute below 1): where a quantity can be 0
+the denominator is the smallest positive float (the residual is then 0 too), and the floating-point floor of the
+margins, :func:`rounding`, is reported beside them (:attr:`Residuals.floor`). The one ``max(1, max|y|)`` left is
+the ISLS support-vector threshold (:data:`SV_ATOL`), a classification of coefficients taken from 004 §4.
 
 ``nan`` means *not applicable* (e.g. complementarity for LS-SVM, whose constraints are
 equalities); ``inf`` means *cannot be computed* (the answer is missing something it needs).
@@ -22,11 +30,12 @@ Residual names, the same for every formulation (cvxpy's ``SolverTestHelper`` che
 
 ``box``                dual feasibility, bounds: ``max_i dist(alpha_i, [l, u]) / C``;
 ``equality``           dual feasibility, equality: ``|sum_i e_i alpha_i| / sum_i |alpha_i|``;
-``primal_feasibility`` constraint violation of the primal recovered from ``(alpha, b)``;
-``complementarity``    multiplier x constraint slack of the recovered primal and dual;
-``stationarity``       the b-free KKT gap of the maximal violating pair (000 eqs. (10)-(11));
-``kkt_absolute``       the largest of primal feasibility, complementarity and stationarity in margin units
-                       (times ``f_scale``, i.e. not relative): a margin error that no scale excuses;
+``primal_feasibility`` constraint violation of the primal recovered from ``(alpha, b)``, relative;
+``complementarity``    multiplier x constraint slack of the recovered primal and dual, relative;
+``stationarity``       the b-free natural residual ``min_b max_i r_i(b)`` (:func:`natural_b_interval`: the maximal
+                       violating pair of 000 eqs. (10)-(11), with the eps-active set at the residual itself);
+``kkt_absolute``       the natural residual at the answer's own ``b``, ``max_i r_i(b)``: every KKT condition
+                       (margin, sign, bound) in the solution's units;
 ``duality_gap``        recovered primal objective minus dual objective, relative.
 
 Indices in messages are 0-based (Python), e.g. ``alpha_17`` is ``alpha[17]``.
@@ -60,6 +69,10 @@ RESIDUALS = ("box", "equality", "primal_feasibility", "complementarity", "statio
 #: :data:`svmref._thresholds.ACTIVE_RTOL`.
 EPS_ACTIVE = ACTIVE_RTOL
 
+#: Largest N for which the first-order error of a box dual is an active-set Newton correction (one dense
+#: solve of size N + 1); above it, the diagonal estimate of :func:`step_error`.
+SYSTEM_N = 1000
+
 #: ISLS support-vector threshold (004 §4: a pattern is a SV when |alpha_i| > 1e-6), times max(1, max|y|).
 SV_ATOL = 1e-6
 
@@ -90,8 +103,27 @@ class Residuals:
     notes : list of str
         Anything the reader should know (b derived, degenerate answers, ...).
     b_low, b_high : float
-        The KKT interval ``[m, M]`` of the bias (:func:`b_interval`; ``nan`` where not computed): with the
-        dual optimal, every ``b`` in it is optimal (``m > M`` by round-off when ``b`` is unique).
+        The KKT interval of the bias (:func:`natural_b_interval`; ``nan`` where not computed): the ``b`` that
+        minimise the natural residual at the answer's ``alpha`` (``b_low <= b_high``; a point when some
+        ``alpha_i`` is free; at an optimum every ``b`` in it is optimal).
+    unit : float
+        The solution's unit of the decision values and margins: 1 for classification (the margin), the scale
+        of the targets ``max|y|`` for regression (1 when ``y = 0``).
+    gap_abs : float
+        The duality gap ``P - (-D)`` (``P - W`` for 003) in the objective's own units; by weak duality the
+        objective is within it of the optimum (``nan`` where not computed).
+    obj_scale : float
+        The size of the terms that make up the objective itself (its rounding is ``rounding(N, obj_scale)``).
+    floor : float
+        The floating-point floor of the margins in the solution's units, ``rounding(N, f_scale) / unit``: no
+        residual in those units is meaningful below it.
+    coef_error : ndarray or None
+        Per decision coefficient, how far it may still move (:func:`step_error`, one projected diagonal Newton
+        step): a first-order estimate of the answer's own error, used for the reference's resolution
+        (:func:`svmref.verify.reference.resolution`).
+    coef_correction, b_correction : bool, float
+        ``coef_correction`` True: ``coef_error`` is instead the signed Newton correction of a linear system (RLS,
+        LS-SVM: the exact first-order error), and ``b_correction`` that of ``b``.
     """
 
     objective: float
@@ -105,6 +137,28 @@ class Residuals:
     notes: list = field(default_factory=list)
     b_low: float = float("nan")
     b_high: float = float("nan")
+    unit: float = 1.0
+    gap_abs: float = float("nan")
+    obj_scale: float = float("nan")
+    floor: float = 0.0
+    coef_error: np.ndarray | None = None
+    coef_correction: bool = False
+    b_correction: float = 0.0
+
+
+def target_scale(y: np.ndarray) -> float:
+    """The unit of a regression's targets and decision values: ``max_i |y_i|`` (relative, as the margin 1 is
+    for classification), or 1 when every ``y_i = 0`` (then the optimum is 0 and only absolute errors are left)."""
+    top = float(np.max(np.abs(y))) if y.size else 0.0
+    return top if top > 0 else 1.0
+
+
+def _terms_scale(terms: np.ndarray) -> float:
+    """``max_i`` of the size of the terms that make up a residual (each row's ``sum |term|``), the denominator
+    of a relative residual (as OSQP's ``eps_rel``); the smallest positive float when every term is 0 (then
+    the residual is 0 too)."""
+    top = float(np.max(terms)) if terms.size else 0.0
+    return top if top > 0 else float(np.finfo(float).tiny)
 
 
 def _nan_values() -> dict:
@@ -112,7 +166,9 @@ def _nan_values() -> dict:
 
 
 def _rel(num: float, *scales: float) -> float:
-    den = max([abs(s) for s in scales if np.isfinite(s)] + [1e-12])
+    """``|num|`` relative to the largest finite ``|scale|`` (the size of the terms ``num`` is made of, so ``num = 0``
+    whenever they all are; the smallest positive float keeps ``0 / 0`` at 0)."""
+    den = max([abs(s) for s in scales if np.isfinite(s)] + [float(np.finfo(float).tiny)])
     return abs(num) / den
 
 
@@ -161,7 +217,9 @@ BOX_DUALS: dict[str, BoxDual] = {
 
 
 def b_interval(g: np.ndarray, e: np.ndarray, alpha: np.ndarray, lo: float, hi: float, eps: float):
-    """The interval ``[m, M]`` of biases that satisfy the KKT conditions, and the free set.
+    """The interval ``[m, M]`` of biases that satisfy the KKT conditions with a fixed eps-active set, and the free
+    set (LIBSVM's form, kept for callers; verify's residuals use :func:`natural_b_interval`, whose eps-active
+    threshold is the residual itself, so an interior-point answer is not misclassified).
 
     With ``g`` the gradient of the (minimised) dual and ``s_i = g_i + e_i b`` the Lagrangian's
     derivative in ``alpha_i``, optimality asks ``s_i >= 0`` where ``alpha_i`` can grow (``alpha_i < u``)
@@ -195,28 +253,139 @@ def b_interval(g: np.ndarray, e: np.ndarray, alpha: np.ndarray, lo: float, hi: f
     return m, M, i_m, i_M, free
 
 
-def _derive_b(g, e, free, m, M):
-    """LIBSVM's rule: mean of ``-e_i g_i`` over the free ``alpha_i``; else the midpoint of ``[m, M]``."""
-    if np.any(free):
-        return float(np.mean(-e[free] * g[free])), True
-    if np.isfinite(m) and np.isfinite(M):
-        return 0.5 * (m + M), bool(m >= M)
-    if np.isfinite(m):
-        return m, False
-    if np.isfinite(M):
-        return M, False
-    return 0.0, False
+#: Units of rounding of one float64 operation (``2.2e-16``): the floating-point floor of a residual is
+#: ``N * ROUNDOFF * scale`` for a sum of ``N`` terms of size ``scale`` (the worst case of Higham's bound).
+ROUNDOFF = float(np.finfo(float).eps)
 
 
-def _given_or_derived_b(b, g, e, free, m, M, notes: list, what: str):
-    """``(b, b_unique)``: the given ``b``, or LIBSVM's rule (:func:`_derive_b`) when ``b`` is None, with a note
-    saying so. ``b_unique``: whether the KKT conditions pin ``b`` down (a free variable, or ``m >= M``)."""
+def rounding(n: int, scale: float) -> float:
+    """The floating-point floor of a sum of ``n`` terms whose sizes add up to ``scale``: ``sqrt(n) ROUNDOFF scale``,
+    the typical accumulated rounding (a random walk of ``n`` roundings; Higham's worst case is ``n ROUNDOFF
+    scale``). Residuals and comparisons are not judged below it."""
+    return float(np.sqrt(max(n, 1))) * ROUNDOFF * scale
+
+
+def distances(alpha: np.ndarray, lo: float, hi: float, width: float):
+    """How far each ``alpha_i`` may move down and up inside ``[lo, hi]``, in units of ``width``:
+    ``(d_lo, d_hi)``, ``inf`` for an absent bound and 0 outside the box (the box residual reports that)."""
+    d_lo = np.full(alpha.shape, np.inf) if not np.isfinite(lo) else np.maximum(alpha - lo, 0.0) / width
+    d_hi = np.full(alpha.shape, np.inf) if not np.isfinite(hi) else np.maximum(hi - alpha, 0.0) / width
+    return d_lo, d_hi
+
+
+def natural_residual(s: np.ndarray, d_lo: np.ndarray, d_hi: np.ndarray, unit: float) -> np.ndarray:
+    """The natural (projected-gradient) residual of each variable, in the solution's units.
+
+    ``s_i`` is the derivative of the Lagrangian in ``alpha_i`` (a margin residual, units of ``unit``);
+    ``d_lo, d_hi`` (:func:`distances`) how far ``alpha_i`` can move down and up. With ``width`` the unit of
+    ``alpha`` this is ``|alpha_i - clip(alpha_i - s_i width / unit, lo, hi)| / width``:
+
+        r_i = min(max(s_i, 0) / unit, d_lo_i) + min(max(-s_i, 0) / unit, d_hi_i).
+
+    A free ``alpha_i`` with ``s_i != 0`` contributes ``|s_i| / unit`` (its margin is off); an ``alpha_i`` at
+    distance ``delta`` inside the bound that ``s_i`` pushes it to contributes ``min(|s_i| / unit, delta)``, so an
+    interior-point answer (bounded ``alpha_i`` left a little inside their bounds) is charged for the distance,
+    not for the gradient. No eps-active set is needed.
+    """
+    return np.minimum(np.maximum(s, 0.0) / unit, d_lo) + np.minimum(np.maximum(-s, 0.0) / unit, d_hi)
+
+
+def step_error(s: np.ndarray, d_lo: np.ndarray, d_hi: np.ndarray, width: float, curv: np.ndarray) -> np.ndarray:
+    """How far each variable would still move (in its own units) under one diagonal Newton step on the
+    Lagrangian, projected on the box: ``min(|s_i| / curv_i, distance to the bound it moves towards)``, with
+    ``s_i`` the Lagrangian's derivative and ``curv_i`` its curvature in ``alpha_i`` (``Ktilde_ii``); a
+    first-order estimate of the answer's own error (the reference's resolution). ``curv_i <= 0``: the
+    distance alone (``|s_i| width`` where that is infinite)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        step = np.where(curv > 0, np.abs(s) / np.where(curv > 0, curv, 1.0), np.abs(s) * width)
+    room = np.where(s > 0, d_lo, np.where(s < 0, d_hi, 0.0)) * width
+    return np.minimum(step, room)
+
+
+@dataclass
+class BInterval:
+    """The b-free natural residual and the biases that attain it (:func:`natural_b_interval`)."""
+
+    rho: float
+    b_low: float
+    b_high: float
+    m: float
+    M: float
+    i_m: int
+    i_M: int
+
+
+def _extremes(score: np.ndarray, up: np.ndarray, low: np.ndarray):
+    m, i_m, M, i_M = -np.inf, -1, np.inf, -1
+    if np.any(up):
+        idx = np.flatnonzero(up)
+        i_m = int(idx[np.argmax(score[idx])])
+        m = float(score[i_m])
+    if np.any(low):
+        idx = np.flatnonzero(low)
+        i_M = int(idx[np.argmin(score[idx])])
+        M = float(score[i_M])
+    return m, M, i_m, i_M
+
+
+def natural_b_interval(g: np.ndarray, e: np.ndarray, d_lo: np.ndarray, d_hi: np.ndarray, unit: float) -> BInterval:
+    """``rho = min_b max_i r_i(b)`` of :func:`natural_residual` with ``s_i = g_i + e_i b`` (``e_i = +-1``), and
+    the interval ``[b_low, b_high]`` of the ``b`` that attain it.
+
+    With ``score_i = -e_i g_i``, ``r_i(b) <= rho`` reads ``b >= score_i - rho unit`` for ``i`` in
+    ``I_up(rho)`` (``alpha_i`` can grow by more than ``rho``: ``e_i = +1, d_hi_i > rho`` or ``e_i = -1,
+    d_lo_i > rho``) and ``b <= score_i + rho unit`` on ``I_low(rho)`` (the mirror), so ``rho`` is feasible iff
+    ``m(rho) - M(rho) <= 2 rho unit`` with ``m = max_{I_up} score``, ``M = min_{I_low} score``: the maximal
+    violating pair of LIBSVM and of 000 eqs. (10)-(11), with the eps-active set at ``eps = rho`` itself. The
+    sets change only at the distances ``d``, so ``rho`` is found by bisection over them. At an optimum with a
+    free ``alpha_i``, ``rho = 0`` and ``b_low = b_high``; with none, ``[b_low, b_high] = [m, M]``.
+    """
+    score = -e * g
+    up_d = np.where(e > 0, d_hi, d_lo)
+    low_d = np.where(e > 0, d_lo, d_hi)
+    brk = np.unique(np.concatenate([[0.0], up_d[np.isfinite(up_d)], low_d[np.isfinite(low_d)]]))
+
+    def at(k: int):
+        m, M, i_m, i_M = _extremes(score, up_d > brk[k], low_d > brk[k])
+        half = (m - M) / (2.0 * unit) if np.isfinite(m) and np.isfinite(M) else -np.inf
+        return max(float(brk[k]), half), m, M, i_m, i_M
+
+    lo_k, hi_k = 0, len(brk) - 1
+    while lo_k < hi_k:  # the first segment [brk_k, brk_k+1) that holds a feasible rho
+        mid = (lo_k + hi_k) // 2
+        if at(mid)[0] < brk[mid + 1]:
+            hi_k = mid
+        else:
+            lo_k = mid + 1
+    rho, m, M, i_m, i_M = at(lo_k)
+    if np.isnan(score).any():
+        rho = float("nan")
+    b_low = m - rho * unit if np.isfinite(m) else -np.inf
+    b_high = M + rho * unit if np.isfinite(M) else np.inf
+    return BInterval(float(rho), float(b_low), float(b_high), m, M, i_m, i_M)
+
+
+def _best_b(iv: BInterval, b: float) -> float:
+    """The middle of the KKT interval where it is finite, else ``b``."""
+    return 0.5 * (iv.b_low + iv.b_high) if np.isfinite(iv.b_low) and np.isfinite(iv.b_high) else b
+
+
+def _given_or_derived_b(b, iv: BInterval, notes: list, unit: float, scale: float):
+    """``(b, b_unique)``: the given ``b``, or the middle of the KKT interval ``[b_low, b_high]`` (the ``b`` that
+    minimises the natural residual) when ``b`` is None, with a note saying so. ``b_unique``: the interval is a
+    point up to ``4 rho unit`` plus the rounding floor ``64 ROUNDOFF scale`` (some ``alpha_i`` is free)."""
+    lo, hi = iv.b_low, iv.b_high
+    b_unique = bool(hi - lo <= 4.0 * iv.rho * unit + 64.0 * ROUNDOFF * scale)
     if b is None:
-        b, b_unique = _derive_b(g, e, free, m, M)
+        if np.isfinite(lo) and np.isfinite(hi):
+            b = 0.5 * (lo + hi)
+        else:
+            b = lo if np.isfinite(lo) else hi if np.isfinite(hi) else 0.0
         notes.append(f"b was not given: derived from the KKT conditions as b = {b:.6g} "
-                     + (f"(mean over the free {what})" if np.any(free) else "(midpoint of the KKT interval)"))
-        return b, b_unique
-    return float(b), bool(np.any(free)) or bool(np.isfinite(m) and np.isfinite(M) and m >= M)
+                     + ("(where the KKT interval closes)" if b_unique else
+                        f"(middle of the KKT interval [{lo:.6g}, {hi:.6g}])"))
+        return float(b), b_unique
+    return float(b), b_unique
 
 
 def box_dual_residuals(name: str, K: np.ndarray, y: np.ndarray, C: float, alpha: np.ndarray, b: float | None,
@@ -243,14 +412,14 @@ def box_dual_residuals(name: str, K: np.ndarray, y: np.ndarray, C: float, alpha:
       i.e. multiplier x slack in margin units: L1 ``alpha_i (y_i f_i - 1 + xi_i) = 0`` and
       ``(C - alpha_i) xi_i = 0``; Least 1-Norm 000 eq. (6) (``s_i > 0`` needs ``alpha_i = -C``,
       ``s_i < 0`` needs ``alpha_i = C``); L2 ``alpha_i (y_i f_i - 1 + xi_i) = 0``;
-    * ``stationarity = max(0, m - M)`` of :func:`b_interval`;
-    * primal feasibility, complementarity and stationarity are relative to the size of the terms
-      that make up ``f(x_i)``: ``f_scale = max(1, max_i |y_i|, max_i sum_j |K_ij v_j| + |alpha_i|/C)``
-      (a relative criterion as OSQP's ``eps_rel``): a solver that stores K in single precision, as
-      LIBSVM's kernel cache does, is accurate to about 1e-7 of that, not of 1;
-    * ``kkt_absolute``: the largest of those three before dividing by ``f_scale`` (checked at
-      ``sqrt(tol)``: relative residuals alone would excuse a margin error of 1 when ``f_scale = 1e8``);
-    * ``eps`` (in units of C) is the eps-active threshold: ``alpha_i`` within ``eps C`` of a bound is at it;
+    * ``stationarity``: the b-free natural residual of :func:`natural_b_interval` (``unit`` = 1, resp. ``max|y|``;
+      ``alpha`` in units of ``C``, resp. ``C max|y|``);
+    * ``kkt_absolute``: the natural residual at the given ``b``, ``max_i r_i(b)`` (:func:`natural_residual`), in the
+      same units: not relative, a margin error of 0.01 is 0.01 whatever ``f_scale``;
+    * primal feasibility and complementarity are relative to the size of the terms that make up ``s_i``:
+      ``f_scale = max_i (sum_j |K_ij v_j| + |alpha_i|/C + |c_i|)`` with ``c_i = 1`` (the margin) or ``|y_i|``;
+    * ``eps`` is not used (kept for the signature): the natural residual needs no eps-active set;
+    * ``b_low, b_high``: the ``b`` that attain ``stationarity``; ``b`` when not given is their middle;
     * recovered primal (000 eqs. (1), (3); 003 eq. (2); L2 000 §1; regression 004 eq. (1)), with the
       slack ``xi_i = 1 - y_i f(x_i)`` (resp. ``y_i - f(x_i)``) that is optimal for ``(W, b)``:
       ``P = 1/2 v'Kv + C sum max(xi, 0)`` (L1), ``C/2 sum max(xi, 0)^2`` (L2), ``C/2 sum xi^2`` (LS),
@@ -262,27 +431,88 @@ def box_dual_residuals(name: str, K: np.ndarray, y: np.ndarray, C: float, alpha:
     """
     spec = BOX_DUALS[name]
     p = _box_point(spec, K, y, C, np.asarray(alpha, dtype=float))
-    m, M, i_m, i_M, free = b_interval(p.g, p.e, p.alpha, p.lo, p.hi, eps * p.a_scale)
+    d_lo, d_hi = distances(p.alpha, p.lo, p.hi, p.a_scale)
+    iv = natural_b_interval(p.g, p.e, d_lo, d_hi, p.y_scale)
     notes = []
     b_derived = b is None
-    b, b_unique = _given_or_derived_b(b, p.g, p.e, free, m, M, notes, "alpha_i")
+    b, b_unique = _given_or_derived_b(b, iv, notes, p.y_scale, p.f_scale)
     s = p.g + p.e * b
     vals = _nan_values()
     where: dict[str, str] = {}
     _box_feasibility(p, vals, where)
-    absolute = _margin_residuals(p, s, b, vals, where)
-    # stationarity: b-free maximal violating pair
-    gap = max(0.0, m - M) if np.isfinite(m) and np.isfinite(M) else 0.0
-    vals["stationarity"] = gap / p.f_scale
-    where["stationarity"] = (f"maximal violating pair ({i_m}, {i_M}): m - M = {m - M:.3g} > 0 "
-                             "(000 eqs. (10)-(11): max over I_up minus min over I_low of -e_i grad_i)")
-    absolute.append(gap / p.y_scale)
-    vals["kkt_absolute"] = max(absolute)
-    where["kkt_absolute"] = (f"a KKT residual of {max(absolute):.3g} in margin units"
-                             + (" (units of y / max(1, max|y|))" if spec.regression else "")
-                             + f", not relative to f_scale = {p.f_scale:.3g}: the margins themselves are off")
-    P = _box_duality_gap(p, b, vals, where)
-    return Residuals(p.D, P, vals, where, b, b_derived, b_unique, p.v.copy(), notes, b_low=m, b_high=M)
+    _margin_residuals(p, s, b, vals, where)
+    vals["stationarity"] = iv.rho
+    where["stationarity"] = (f"no b puts every alpha_i within {iv.rho:.3g} of its KKT conditions (maximal violating "
+                             f"pair ({iv.i_m}, {iv.i_M}): m - M = {iv.m - iv.M:.3g}; 000 eqs. (10)-(11): max over I_up "
+                             "minus min over I_low of -e_i grad_i)")
+    r_nat = natural_residual(s, d_lo, d_hi, p.y_scale)
+    i = int(np.argmax(r_nat)) if r_nat.size else 0
+    vals["kkt_absolute"] = float(r_nat[i]) if r_nat.size else 0.0
+    if r_nat.size:
+        where["kkt_absolute"] = (f"pattern {i}: alpha_{i} = {p.alpha[i]:.6g}, "
+                                 + ("f(x_i) - y_i" if spec.regression else "y_i f(x_i) - 1")
+                                 + (" + alpha_i/C" if spec.shift else "") + f" = {s[i]:.3g} (with b = {b:.6g}): "
+                                 + f"natural residual {r_nat[i]:.3g} in "
+                                 + (f"units of max|y| = {p.y_scale:.3g}" if spec.regression else "margin units"))
+    P, gap_abs, _ = _box_duality_gap(p, b, vals, where)
+    absv = np.abs(p.v)
+    obj_terms = 0.5 * float(absv @ (np.abs(K) @ absv)) + float(np.sum(np.abs(p.alpha * (y if spec.regression else 1.0)))) \
+        + 0.5 * float(np.abs(p.alpha) @ np.abs(p.shift))
+    floor = rounding(K.shape[0], p.f_scale) / p.y_scale
+    res = Residuals(p.D, P, vals, where, b, b_derived, b_unique, p.v.copy(), notes, b_low=iv.b_low, b_high=iv.b_high,
+                    unit=p.y_scale, gap_abs=gap_abs, obj_scale=obj_terms, floor=floor)
+    _own_error(res, p, K, s, d_lo, d_hi, 0.0)
+    return res
+
+
+def _own_error(res: Residuals, p: _BoxPoint, K: np.ndarray, s: np.ndarray, d_lo, d_hi, db: float) -> None:
+    """The answer's own first-order error (:attr:`Residuals.coef_error`) at the best ``b`` (``b + db``): the signed
+    correction of one active-set Newton step (:func:`active_set_correction`, ``Qt = diag(e) Ktilde diag(e)``; with
+    no bound, LS-SVM 000 eq. (7) and 004 system (2), the exact Newton correction); the decision values move by
+    ``K (e * da) + db``."""
+    shift = 1.0 / p.C if p.spec.shift else 0.0
+    curv = np.diag(K) + shift
+    s = s + p.e * db
+    out = active_set_correction(lambda: (p.e[:, None] * p.e[None, :]) * K + shift * np.eye(K.shape[0]), p.e, p.alpha,
+                                s, d_lo, d_hi, p.a_scale, curv)
+    if out is None:
+        res.coef_error = step_error(s, d_lo, d_hi, p.a_scale, curv)
+        return
+    da, dbb = out
+    res.coef_error, res.b_correction, res.coef_correction = p.e * da, db + dbb, True
+
+
+def active_set_correction(Qt, e, alpha, s, d_lo, d_hi, width, curv):
+    """One active-set Newton step from ``alpha`` (``N <= SYSTEM_N``; ``None`` above it or when it fails).
+
+    Each variable whose diagonal step ``|s_i| / curv_i`` would reach the bound that ``s_i`` pushes it to is moved
+    onto it (set ``B``, by its distance; :func:`step_error`); the others (``F``) solve the KKT conditions on ``F``
+    with ``B`` moved, the bordered system ``[[Qt_FF, e_F], [e_F', 0]] [da_F; db] = -[s_F + Qt_FB da_B;
+    e'(alpha + da)]`` (least squares: ``Qt`` may be singular). ``Qt`` is a callable (the dense matrix is only
+    formed when it is used). Returns ``(da, db)``: how far the answer still is from the optimum, to first order
+    where its active set is right.
+    """
+    N = alpha.shape[0]
+    if N > SYSTEM_N:
+        return None
+    step = step_error(s, d_lo, d_hi, width, curv)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        newton = np.where(curv > 0, np.abs(s) / np.where(curv > 0, curv, 1.0), np.inf)
+    bound = newton > step  # the step is cut by the bound: move onto it
+    da = np.where(bound, -np.sign(s) * step, 0.0)
+    F = np.flatnonzero(~bound)
+    Q = Qt()
+    A = np.zeros((F.size + 1, F.size + 1))
+    A[:F.size, :F.size] = Q[np.ix_(F, F)]
+    A[:F.size, F.size] = e[F]
+    A[F.size, :F.size] = e[F]
+    rhs = -np.concatenate([s[F] + Q[F] @ da, [float(e @ (alpha + da))]])
+    try:
+        d = np.linalg.lstsq(A, rhs, rcond=None)[0]
+    except np.linalg.LinAlgError:
+        return None
+    da[F] = d[:F.size]
+    return da, float(d[F.size])
 
 
 @dataclass
@@ -315,15 +545,17 @@ def _box_point(spec: BoxDual, K: np.ndarray, y: np.ndarray, C: float, alpha: np.
     if spec.regression:
         e = np.ones(N)
         v = alpha
-        y_scale = max(1.0, float(np.max(np.abs(y))))
+        y_scale = target_scale(y)
+        const = np.abs(y)
     else:
         e = y
         v = alpha * y
         y_scale = 1.0
+        const = np.ones(N)
     a_scale = C * y_scale  # alpha / a_scale is in the units of the margin
     Kv = K @ v
     shift = alpha / C if spec.shift else np.zeros(N)
-    f_scale = max(y_scale, float(np.max(np.abs(K) @ np.abs(v) + np.abs(shift))))
+    f_scale = _terms_scale(np.abs(K) @ np.abs(v) + np.abs(shift) + const)
     if spec.regression:
         g = Kv + shift - y
         D = 0.5 * float(v @ Kv) + 0.5 * float(alpha @ shift) - float(y @ alpha)
@@ -350,10 +582,9 @@ def _box_feasibility(p: _BoxPoint, vals: dict, where: dict) -> None:
                          else f"sum_i alpha_i y_i = {eq:.3g}, not 0") + f" (sum_i |alpha_i| = {np.sum(np.abs(alpha)):.3g})"
 
 
-def _margin_residuals(p: _BoxPoint, s: np.ndarray, b: float, vals: dict, where: dict) -> list:
+def _margin_residuals(p: _BoxPoint, s: np.ndarray, b: float, vals: dict, where: dict) -> None:
     """Primal feasibility (what no finite bound absorbs of ``s``; 000 eq. (7), 004 system (2)) and
-    complementarity (multiplier x slack; 000 eq. (6)); returns both in margin units, not relative, for
-    ``kkt_absolute``."""
+    complementarity (multiplier x slack; 000 eq. (6)), both relative to ``f_scale``."""
     spec, alpha, lo, hi = p.spec, p.alpha, p.lo, p.hi
     N = alpha.shape[0]
     unabs = np.zeros(N)
@@ -362,7 +593,6 @@ def _margin_residuals(p: _BoxPoint, s: np.ndarray, b: float, vals: dict, where: 
     if not np.isfinite(hi):
         unabs += np.maximum(-s, 0.0)
     i = int(np.argmax(unabs))
-    absolute = [float(unabs[i]) / p.y_scale]
     unabs /= p.f_scale
     vals["primal_feasibility"] = float(unabs[i])
     if spec.constraint:
@@ -375,7 +605,6 @@ def _margin_residuals(p: _BoxPoint, s: np.ndarray, b: float, vals: dict, where: 
     if np.isfinite(hi):
         comp += np.abs(hi / p.a_scale - t) * np.maximum(-s, 0.0)
     if np.isfinite(lo) or np.isfinite(hi):
-        absolute.append(float(np.max(comp)) / p.y_scale)
         comp /= p.f_scale
         i = int(np.argmax(comp))
         vals["complementarity"] = float(comp[i])
@@ -384,12 +613,11 @@ def _margin_residuals(p: _BoxPoint, s: np.ndarray, b: float, vals: dict, where: 
                                     + (" + alpha_i/C" if spec.shift else "")
                                     + f" = {s[i]:.3g} (with b = {b:.6g}); a nonzero margin residual needs {need}"
                                     + spec.complementarity_cite)
-    return absolute
 
 
-def _box_duality_gap(p: _BoxPoint, b: float, vals: dict, where: dict) -> float:
+def _box_duality_gap(p: _BoxPoint, b: float, vals: dict, where: dict) -> tuple:
     """The primal recovered from ``(alpha, b)`` (000 eqs. (1), (3); 003 eq. (2); 004 eq. (1)) and its gap to
-    the dual, relative to the size of the terms; returns P."""
+    the dual, relative to the size of the terms; returns ``(P, P + D, the size of the terms)``."""
     spec, y, C, alpha = p.spec, p.y, p.C, p.alpha
     f_train = p.Kv + b
     xi = (y - f_train) if spec.regression else (1.0 - y * f_train)
@@ -409,11 +637,63 @@ def _box_duality_gap(p: _BoxPoint, b: float, vals: dict, where: dict) -> float:
     D = p.D
     vals["duality_gap"] = _rel(P + D, P, D, mag)
     where["duality_gap"] = f"recovered primal P = {P:.10g}, dual -D = {-D:.10g}: P - (-D) = {P + D:.3g}"
-    return P
+    return P, P + D, max(abs(P), abs(D), mag)
 
 
 def _fmt(x: float) -> str:
     return "inf" if x == np.inf else "-inf" if x == -np.inf else f"{x:g}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The optimal biases of a primal for a given W
+# ---------------------------------------------------------------------------------------------
+
+#: ``dP/db`` of one pattern's loss (times ``C``) at the residual ``u = z_i - b`` (``z_i = y_i - W.Phi(x_i)``) and
+#: the label ``y_i`` (classification: the slack is ``xi_i = y_i u``); ``epsilon`` for the tube.
+_LOSS_SLOPE = {
+    "hinge": lambda u, y, eps: -y * (y * u > 0),
+    "squared_hinge": lambda u, y, eps: -y * np.maximum(y * u, 0.0),
+    "squared": lambda u, y, eps: -u,
+    "absolute": lambda u, y, eps: -np.sign(u),
+    "tube": lambda u, y, eps: -np.sign(u) * (np.abs(u) > eps),
+}
+
+
+def primal_b_interval(loss: str, z: np.ndarray, y: np.ndarray, epsilon: float = 0.0) -> tuple[float, float]:
+    """The biases that minimise the primal for a fixed ``W``: ``argmin_b sum_i loss(z_i - b)``, with
+    ``z_i = y_i - W.Phi(x_i)`` (000 eqs. (1), (3); 003 eqs. (2), (5); 004 eq. (1); the epsilon tube of SVR).
+
+    The primal is convex in ``b``, so its slope ``dP/db`` (:data:`_LOSS_SLOPE`) is non-decreasing; the ends of
+    the interval ``{b: dP/db(b) = 0}`` are found by bisection to the last bit (piecewise-linear losses give a
+    segment where the slope is exactly 0 when ``b`` is not unique; the quadratic ones a point). This is the
+    set of optimal ``b`` for the optimal ``W``, whatever dual point gave ``W``: it does not depend on which
+    ``alpha_i`` look bounded. ``(-inf, inf)`` ends where the slope stays 0 (no pattern's loss depends on ``b``).
+    """
+    slope = _LOSS_SLOPE[loss]
+    if z.size == 0:
+        return -np.inf, np.inf
+    span = float(np.max(z) - np.min(z)) + epsilon + 1.0
+    left, right = float(np.min(z)) - epsilon - span, float(np.max(z)) + epsilon + span
+
+    def d(b: float) -> float:
+        return float(np.sum(slope(z - b, y, epsilon)))
+
+    def first(pred) -> float:  # the smallest b in [left, right] with pred(b) (pred is monotone)
+        lo, hi = left, right
+        if pred(lo):
+            return -np.inf
+        if not pred(hi):
+            return np.inf
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            if mid in (lo, hi):
+                break
+            lo, hi = (lo, mid) if pred(mid) else (mid, hi)
+        return hi
+
+    b_low = first(lambda b: d(b) >= 0.0)
+    b_high = first(lambda b: d(b) > 0.0)
+    return b_low, max(b_low, b_high)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -425,8 +705,9 @@ def rls_residuals(K: np.ndarray, y: np.ndarray, gamma: float, c: np.ndarray) -> 
     r"""Residuals of RLS at ``c`` (001 eqs. (7)-(9)).
 
     * objective (001, eq. (7) with ``f = sum_i c_i K(x_i, .)``): ``J(c) = (1/m)||y - Kc||^2 + gamma c'Kc``;
-    * ``stationarity = ||(m gamma I + K) c - y||_inf / max(1, ||y||_inf, max_i sum_j |K_ij c_j| + m gamma |c_i|)``:
-      the system (8) (relative to the size of its terms), which has a
+    * ``stationarity = ||(m gamma I + K) c - y||_inf / max_i (|y_i| + sum_j |K_ij c_j| + m gamma |c_i|)``:
+      the system (8) (relative to the size of its terms); ``kkt_absolute`` the same residual in units of
+      ``max|y|`` (:func:`target_scale`); the system has a
       unique solution; it implies ``grad J = (2/m) K ((K + m gamma I) c - y) = 0``;
     * dual (derived in ``svmref.formulations.rls``): ``min (m/4)||a||^2 + a'Ka/(4 gamma) - y'a`` with
       ``a = 2 gamma c`` at the optimum; ``duality_gap = (J(c) + D(2 gamma c)) / max(|J|, |D|)``;
@@ -437,19 +718,27 @@ def rls_residuals(K: np.ndarray, y: np.ndarray, gamma: float, c: np.ndarray) -> 
     Kc = K @ c
     J = float(np.sum((y - Kc) ** 2)) / m + gamma * float(c @ Kc)
     r = Kc + m * gamma * c - y
-    y_scale = max(1.0, float(np.max(np.abs(y))), float(np.max(np.abs(K) @ np.abs(c) + m * gamma * np.abs(c))))
+    terms = _terms_scale(np.abs(y) + np.abs(K) @ np.abs(c) + m * gamma * np.abs(c))
+    unit = target_scale(y)
     vals = _nan_values()
     where = {}
     i = int(np.argmax(np.abs(r)))
-    vals["stationarity"] = float(abs(r[i])) / y_scale
-    vals["kkt_absolute"] = float(abs(r[i])) / max(1.0, float(np.max(np.abs(y))))
-    where["kkt_absolute"] = f"row {i} of (m gamma I + K) c = y (001 eq. (8)): residual {r[i]:.3g} in the units of y"
+    vals["stationarity"] = float(abs(r[i])) / terms
+    vals["kkt_absolute"] = float(abs(r[i])) / unit
+    where["kkt_absolute"] = (f"row {i} of (m gamma I + K) c = y (001 eq. (8)): residual {r[i]:.3g}, "
+                             f"{abs(r[i]) / unit:.3g} in units of max|y| = {unit:.3g}")
     where["stationarity"] = f"row {i} of (m gamma I + K) c = y (001 eq. (8)): residual {r[i]:.3g}"
     a = 2.0 * gamma * c
     D = m / 4.0 * float(a @ a) + float(a @ (K @ a)) / (4.0 * gamma) - float(y @ a)
     vals["duality_gap"] = _rel(J + D, J, D)
     where["duality_gap"] = f"J(c) = {J:.10g}, dual at a = 2 gamma c gives -D = {-D:.10g}"
-    return Residuals(J, J, vals, where, 0.0, False, True, c.copy(), [])
+    try:  # the first-order error of c: the Newton correction that the residual of (8) asks for
+        coef_error = np.linalg.solve(K + m * gamma * np.eye(m), r)
+    except np.linalg.LinAlgError:
+        coef_error = np.full(m, np.inf)
+    return Residuals(J, J, vals, where, 0.0, False, True, c.copy(), [], unit=unit, gap_abs=J + D,
+                     obj_scale=max(abs(J), abs(D)), floor=rounding(m, terms) / unit, coef_error=coef_error,
+                     coef_correction=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -465,7 +754,8 @@ def sparse_ls_svm_residuals(K: np.ndarray, y: np.ndarray, C: float, alpha: np.nd
     implies, ``lam_i = 1/alpha_i^2``.
 
     Support vectors: ``|alpha_i| > SV_ATOL * y_scale`` (004 §4 counts a pattern as a SV when
-    ``|alpha_i| > 1e-6``; ``y_scale = max(1, max|y|)``). The others are taken as exactly 0
+    ``|alpha_i| > 1e-6``; ``y_scale = max(1, max|y|)``: the paper's absolute threshold for targets of size up
+    to 1, scaled with larger targets; it classifies coefficients, it is not a tolerance). The others are taken as exactly 0
     (``lam_i = inf``: Algorithm 1 sends them to 0 quadratically, ``alpha_i <- alpha_i^2 (K beta)_i``),
     which keeps (3) continuous: ``lam_i alpha_i^2 = 1`` for every nonzero ``alpha_i``, however small.
 
@@ -520,7 +810,9 @@ def sparse_ls_svm_residuals(K: np.ndarray, y: np.ndarray, C: float, alpha: np.nd
     where["duality_gap"] = f"P = {P:.10g} (of (3) at lam = 1/alpha^2), dual -D(C xi) = {-D:.10g}"
     if amax == 0.0:
         notes.append("alpha is identically 0: the trivial fixed point (Algorithm 1 reaches it when C is small)")
-    return Residuals(P, P, vals, where, b, b_derived, True, alpha.copy(), notes)
+    return Residuals(P, P, vals, where, b, b_derived, True, alpha.copy(), notes, unit=target_scale(y), gap_abs=P + D,
+                     obj_scale=max(abs(P), abs(D)), floor=rounding(N, _terms_scale(np.abs(y) + np.abs(K) @ np.abs(alpha)))
+                     / target_scale(y))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -546,13 +838,16 @@ def support_features_residuals(X, y, C, mu, lam=None, a=None, b=None, eps: float
       of eq. (8) (003 §2.6), so ``g = y * (X a(lam)) - 1`` is the gradient of ``-W`` and the box
       residuals, ``b`` interval and maximal violating pair are those of the L1-SVM with ``W = a``;
     * primal (003, eq. (5)): ``P(a, b) = sum_i ((1-mu) a_i^2 + mu |a_i|) + C sum_j max(0, 1 - y_j(a'x_j + b))``;
-    * with ``lam`` and ``a`` both given, ``stationarity`` also takes ``max_i |a_i - a_i(lam)| / max(1, max|a(lam)|)``
+    * ``stationarity``: the b-free natural residual of ``lam`` (:func:`natural_b_interval`, margin units);
+      ``kkt_absolute`` the natural residual at the given ``b``;
+    * with ``lam`` and ``a`` both given, ``stationarity`` also takes ``max_i |a_i - a_i(lam)| / max|a(lam)|``
+      (floored at the rounding of eq. (8))
       (the subgradient condition ``0 in 2(1-mu) a_i + mu d|a_i| - w_i`` solved by (8));
     * complementarity (003 §2.3): ``lam_j (y_j(a'x_j + b) - 1 + delta_j) = 0``, ``(C - lam_j) delta_j = 0``,
       in margin units as for the L1-SVM;
     * ``duality_gap = (P - W) / max(|P|, |W|, mag)`` (``p* = W*``), ``mag`` the size of the terms
       ``sum((1-mu) a^2 + mu|a|) + C sum_j |1 - y_j(a'x_j + b)| + sum_j lam_j``;
-    * stationarity and complementarity are relative to ``f_scale = max(1, max_j sum_i |x_ji a_i|)``.
+    * complementarity is relative to ``f_scale = max_j (sum_i |x_ji a_i| + 1)``, the size of the terms of the margin.
 
     With only ``a, b`` (a primal answer) the dual residuals are ``inf``-free ``nan`` (not applicable) and the
     objective is ``P``; with ``lam`` the objective is ``W(lam)``.
@@ -562,9 +857,12 @@ def support_features_residuals(X, y, C, mu, lam=None, a=None, b=None, eps: float
     notes = []
     if lam is not None:
         lam = np.asarray(lam, dtype=float)
-        a, b, Wd, m, M, b_derived, b_unique = _features_dual(X, y, C, mu, lam, a, b, eps, vals, where, notes)
+        a, b, Wd, iv, b_derived, b_unique, coef_error, floor = _features_dual(X, y, C, mu, lam, a, b, eps, vals, where,
+                                                                              notes)
+        m, M = iv.b_low, iv.b_high
     else:
         m = M = float("nan")
+        coef_error, floor = None, 0.0
         if a is None:
             raise ValueError("the answer has neither lam nor a")
         a = np.asarray(a, dtype=float)
@@ -583,30 +881,27 @@ def support_features_residuals(X, y, C, mu, lam=None, a=None, b=None, eps: float
             + float(np.sum(np.abs(lam)))
         vals["duality_gap"] = _rel(P - Wd, P, Wd, mag)
         where["duality_gap"] = f"primal (5) P = {P:.10g}, dual (10) W = {Wd:.10g}"
-        obj = Wd
+        obj, gap_abs, obj_scale = Wd, P - Wd, max(abs(P), abs(Wd), mag)
     else:
-        obj = P
-    return Residuals(obj, P, vals, where, b, b_derived, b_unique, a.copy(), notes, b_low=m, b_high=M)
+        obj, gap_abs, obj_scale = P, float("nan"), abs(P)
+    return Residuals(obj, P, vals, where, b, b_derived, b_unique, a.copy(), notes, b_low=m, b_high=M, gap_abs=gap_abs,
+                     obj_scale=obj_scale, floor=floor, coef_error=coef_error)
 
 
 def _features_dual(X, y, C, mu, lam, a, b, eps, vals: dict, where: dict, notes: list):
     """The dual residuals of the support features machine at ``lam`` (003 eqs. (6), (8), (10), §2.3; see
-    :func:`support_features_residuals`). Returns ``(a, b, W, m, M, b_derived, b_unique)`` with ``a`` and ``b``
-    recovered from ``lam`` where not given."""
+    :func:`support_features_residuals`). Returns ``(a, b, W, interval, b_derived, b_unique, coef_error, floor)``
+    with ``a`` and ``b`` recovered from ``lam`` where not given."""
     a_given = a is not None
-    b_derived = False
     a_lam = soft_threshold_a(X, y, lam, mu)
     w = X.T @ (lam * y)
     Wd = float(np.sum(lam)) - float(np.sum(np.maximum(0.0, np.abs(w) - mu) ** 2)) / (4.0 * (1.0 - mu))
     g = y * (X @ a_lam) - 1.0
-    m, M, i_m, i_M, free = b_interval(g, y, lam, 0.0, C, eps * C)
-    f_scale = max(1.0, float(np.max(np.abs(X) @ np.abs(a_lam))))
-    if b is None:
-        b, b_unique = _derive_b(g, y, free, m, M)
-        b_derived = True
-        notes.append(f"b was not given: derived from the KKT conditions as b = {b:.6g}")
-    else:
-        b_unique = bool(np.any(free)) or (np.isfinite(m) and np.isfinite(M) and m >= M)
+    d_lo, d_hi = distances(lam, 0.0, C, C)
+    iv = natural_b_interval(g, y, d_lo, d_hi, 1.0)
+    f_scale = _terms_scale(np.abs(X) @ np.abs(a_lam) + 1.0)
+    b_derived = b is None
+    b, b_unique = _given_or_derived_b(b, iv, notes, 1.0, f_scale)
     if a is None:
         a = a_lam
         notes.append("a was not given: recovered from lam by 003 eq. (8)")
@@ -617,30 +912,35 @@ def _features_dual(X, y, C, mu, lam, a, b, eps, vals: dict, where: dict, notes: 
     eq = float(y @ lam)
     vals["equality"] = _rel(eq, float(np.sum(np.abs(lam)))) if np.any(lam) else 0.0
     where["equality"] = f"sum_j y_j lam_j = {eq:.3g}, not 0 (003 eq. (10))"
-    gap = max(0.0, m - M) if np.isfinite(m) and np.isfinite(M) else 0.0
-    vals["stationarity"] = gap / f_scale
-    absolute = [gap]
-    where["stationarity"] = f"maximal violating pair ({i_m}, {i_M}) of dual (10): m - M = {m - M:.3g} > 0"
+    vals["stationarity"] = iv.rho
+    where["stationarity"] = (f"no b puts every lam_j within {iv.rho:.3g} of its KKT conditions (maximal violating pair "
+                             f"({iv.i_m}, {iv.i_M}) of dual (10): m - M = {iv.m - iv.M:.3g})")
+    N = X.shape[0]
+    w_unit = (float(np.max(np.abs(w))) + mu) / (2.0 * (1.0 - mu)) if w.size else 0.0
     if a_given:
         a = np.asarray(a, dtype=float)
-        da = np.abs(a - a_lam) / max(1.0, float(np.max(np.abs(a_lam))))
+        # relative to the size of a(lam), floored at the rounding of eq. (8)
+        da = np.abs(a - a_lam) / max(float(np.max(np.abs(a_lam))), rounding(N, w_unit), float(np.finfo(float).tiny))
         i = int(np.argmax(da))
         if da[i] > vals["stationarity"]:
             vals["stationarity"] = float(da[i])
             where["stationarity"] = (f"a_{i} = {a[i]:.6g} but 003 eq. (8) at the given lam gives {a_lam[i]:.6g}")
     s = y * (X @ a + b) - 1.0
+    r_nat = natural_residual(s, d_lo, d_hi, 1.0)  # s_j = g_j + y_j b: the Lagrangian's derivative in lam_j
+    i = int(np.argmax(r_nat))
+    vals["kkt_absolute"] = float(r_nat[i])
+    where["kkt_absolute"] = (f"pattern {i}: lam_{i} = {lam[i]:.6g}, y_i(a'x_i + b) - 1 = {s[i]:.3g} (with b = {b:.6g}): "
+                             f"natural residual {r_nat[i]:.3g} in margin units")
     t = lam / C
-    comp = (t * np.maximum(s, 0.0) + np.abs(1.0 - t) * np.maximum(-s, 0.0))
-    absolute.append(float(np.max(comp)))
-    vals["kkt_absolute"] = max(absolute)
-    where["kkt_absolute"] = (f"a KKT residual of {max(absolute):.3g} in margin units, not relative to "
-                             f"f_scale = {f_scale:.3g}: the margins themselves are off")
-    comp = comp / f_scale
+    comp = (t * np.maximum(s, 0.0) + np.abs(1.0 - t) * np.maximum(-s, 0.0)) / f_scale
     i = int(np.argmax(comp))
     vals["complementarity"] = float(comp[i])
     where["complementarity"] = (f"pattern {i}: lam_{i} = {lam[i]:.6g} but y_i(a'x_i + b) - 1 = {s[i]:.3g} "
                                 f"(with b = {b:.6g}; 003 §2.3)")
-    return a, b, Wd, m, M, b_derived, b_unique
+    curv = np.sum(X * X, axis=1) / (2.0 * (1.0 - mu))  # the curvature of -W in lam_j where every feature is active
+    dlam = step_error(g + y * _best_b(iv, b), d_lo, d_hi, C, curv)
+    coef_error = np.abs(X).T @ dlam / (2.0 * (1.0 - mu))  # eq. (8) is 1/(2(1 - mu))-Lipschitz in w
+    return a, b, Wd, iv, b_derived, b_unique, coef_error, rounding(N, f_scale)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -665,8 +965,9 @@ def svr_residuals(K: np.ndarray, y: np.ndarray, hyper: dict, answer: dict, eps: 
     * ``box = max_i max(|beta_i| - C, 0) / C`` (``-C <= beta_i <= C``);
     * ``equality = |sum_i beta_i| / sum_i |beta_i|``;
     * the 2N-variable problem (signs ``s = [+1; -1]``, gradient ``g = [K beta + epsilon - y;
-      -(K beta) + epsilon + y]``) gives the b-free maximal violating pair of :func:`b_interval`:
-      ``stationarity = max(0, m - M) / f_scale``; ``b`` in ``[m, M]`` means ``|r_i| <= epsilon`` where
+      -(K beta) + epsilon + y]``, each variable in ``[0, C]``) gives the b-free natural residual of
+      :func:`natural_b_interval` (units of ``max|y|``): ``stationarity``; ``kkt_absolute`` the natural residual at
+      the given ``b``; ``b`` in ``[b_low, b_high]`` means ``|r_i| <= epsilon`` where
       ``beta_i = 0``, ``r_i = +epsilon`` where ``0 < beta_i < C``, ``r_i >= epsilon`` at ``beta_i = C``
       (and the mirror for negative ``beta_i``);
     * ``complementarity`` (multiplier x slack, units of y; docs/formulations/svr.md §5):
@@ -674,8 +975,8 @@ def svr_residuals(K: np.ndarray, y: np.ndarray, hyper: dict, answer: dict, eps: 
       ``(a-_i/C) max(epsilon + r_i, 0) + (1 - a-_i/C) max(-r_i - epsilon, 0)``;
     * ``primal_feasibility = 0``: the recovered slacks ``xi = max(0, r - epsilon)``,
       ``xi* = max(0, -r - epsilon)`` are the optimal ones for ``(W, b)``;
-    * ``f_scale = max(1, max|y|, max_i sum_j |K_ij beta_j|)`` as for the box duals; ``kkt_absolute`` is the
-      largest of complementarity and stationarity over ``max(1, max|y|)`` (checked at ``sqrt(tol)``);
+    * ``f_scale = max_i (|y_i| + sum_j |K_ij beta_j| + epsilon)`` (the size of the terms of the tube's residual), the
+      denominator of ``complementarity``;
     * recovered primal ``P = 1/2 beta'K beta + C sum_i max(0, |r_i| - epsilon)``; strong duality ``p* = -d*``,
       ``duality_gap = (P + D) / max(|P|, |D|, mag)`` with ``mag = 1/2 beta'K beta + C sum(xi + xi*)
       + epsilon ||beta||_1 + sum_i |y_i beta_i|`` (``P + D = sum_i C(xi_i + xi*_i) + epsilon |beta_i| - beta_i r_i``
@@ -686,43 +987,70 @@ def svr_residuals(K: np.ndarray, y: np.ndarray, hyper: dict, answer: dict, eps: 
     beta = np.asarray(answer["alpha"], dtype=float)
     b = answer.get("b")
     N = K.shape[0]
-    y_scale = max(1.0, float(np.max(np.abs(y)))) if N else 1.0
+    y_scale = target_scale(y)
     Kb = K @ beta
-    f_scale = max(y_scale, float(np.max(np.abs(K) @ np.abs(beta)))) if N else y_scale
+    f_scale = _terms_scale(np.abs(y) + np.abs(K) @ np.abs(beta) + epsilon)
     ap, am = np.maximum(beta, 0.0), np.maximum(-beta, 0.0)
     D = 0.5 * float(beta @ Kb) + epsilon * float(np.sum(np.abs(beta))) - float(y @ beta)
     # the 2N-variable engine problem: beta2 = [a+; a-], e = s = [+1; -1], g = s * (K beta) + epsilon - s * y
     s2 = np.concatenate([np.ones(N), -np.ones(N)])
     g2 = np.concatenate([Kb + epsilon - y, -Kb + epsilon + y])
-    beta2 = np.concatenate([ap, am])
-    m, M, i_m, i_M, free = b_interval(g2, s2, beta2, 0.0, C, eps * C)
+    d_lo, d_hi = distances(np.concatenate([ap, am]), 0.0, C, C)
+    iv = natural_b_interval(g2, s2, d_lo, d_hi, y_scale)
     notes = []
     b_derived = b is None
-    b, b_unique = _given_or_derived_b(b, g2, s2, free, m, M, notes, "alpha^+-_i")
+    b, b_unique = _given_or_derived_b(b, iv, notes, y_scale, f_scale)
     r = y - Kb - b
     vals = _nan_values()
     where: dict[str, str] = {}
     _svr_feasibility(beta, C, vals, where)
     vals["primal_feasibility"] = 0.0
-    cmax = _tube_complementarity(beta, r, C, epsilon, b, f_scale, vals, where)
-    gap = max(0.0, m - M) if np.isfinite(m) and np.isfinite(M) else 0.0
-    vals["stationarity"] = gap / f_scale
+    _tube_complementarity(beta, r, C, epsilon, b, f_scale, vals, where)
+    vals["stationarity"] = iv.rho
 
     def _var(t):
         return "-" if t < 0 else (f"alpha^+_{t}" if t < N else f"alpha^-_{t - N}")
 
-    where["stationarity"] = (f"maximal violating pair ({_var(i_m)}, {_var(i_M)}) of the 2N-variable dual: m - M = "
-                             f"{m - M:.3g} > 0 (max over I_up minus min over I_low of -s_t grad_t)")
-    vals["kkt_absolute"] = max(cmax, gap) / y_scale
-    where["kkt_absolute"] = (f"a KKT residual of {vals['kkt_absolute']:.3g} in units of y / max(1, max|y|), not relative "
-                             f"to f_scale = {f_scale:.3g}: the residuals y_i - f(x_i) themselves are off the tube")
+    where["stationarity"] = (f"no b puts every alpha^+-_i within {iv.rho:.3g} of its KKT conditions (maximal violating "
+                             f"pair ({_var(iv.i_m)}, {_var(iv.i_M)}) of the 2N-variable dual: m - M = {iv.m - iv.M:.3g}; "
+                             "max over I_up minus min over I_low of -s_t grad_t)")
+    r_nat = natural_residual(g2 + s2 * b, d_lo, d_hi, y_scale)
+    t = int(np.argmax(r_nat)) if N else 0
+    vals["kkt_absolute"] = float(r_nat[t]) if N else 0.0
+    if N:
+        where["kkt_absolute"] = (f"{_var(t)}: y_i - f(x_i) = {r[t % N]:.3g} (with b = {b:.6g}, epsilon = {epsilon:g}): "
+                                 f"natural residual {r_nat[t]:.3g} in units of max|y| = {y_scale:.3g}")
+    coef_error, b_corr, signed = _svr_own_error(K, s2, np.concatenate([ap, am]), g2 + s2 * b, d_lo, d_hi, C)
+    P = _svr_gap(beta, Kb, y, D, r, C, epsilon, vals, where)
+    obj_terms = 0.5 * float(np.abs(beta) @ np.abs(K) @ np.abs(beta)) + epsilon * float(np.sum(np.abs(beta))) \
+        + float(np.sum(np.abs(y * beta)))
+    return Residuals(D, P, vals, where, b, b_derived, b_unique, beta.copy(), notes, b_low=iv.b_low, b_high=iv.b_high,
+                     unit=y_scale, gap_abs=P + D, obj_scale=obj_terms, floor=rounding(N, f_scale) / y_scale,
+                     coef_error=coef_error, coef_correction=signed, b_correction=b_corr)
+
+
+def _svr_gap(beta, Kb, y, D: float, r, C: float, epsilon: float, vals: dict, where: dict) -> float:
+    """The recovered primal ``P = 1/2 beta'K beta + C sum max(0, |r_i| - epsilon)`` and the duality gap, relative to
+    the size of the terms (see :func:`svr_residuals`); returns ``P``."""
     reg = 0.5 * float(beta @ Kb)
     xi_sum = float(np.sum(np.maximum(np.abs(r) - epsilon, 0.0)))
     P = reg + C * xi_sum
     mag = reg + C * xi_sum + epsilon * float(np.sum(np.abs(beta))) + float(np.sum(np.abs(y * beta)))
     vals["duality_gap"] = _rel(P + D, P, D, mag)
     where["duality_gap"] = f"recovered primal P = {P:.10g}, dual -D = {-D:.10g}: P - (-D) = {P + D:.3g}"
-    return Residuals(D, P, vals, where, b, b_derived, b_unique, beta.copy(), notes, b_low=m, b_high=M)
+    return P
+
+
+def _svr_own_error(K, s2, a2, sb, d_lo, d_hi, C: float):
+    """The answer's own first-order error in ``beta = alpha^+ - alpha^-`` (:func:`active_set_correction` on the
+    2N-variable dual, whose Hessian is ``[[K, -K], [-K, K]]``): ``(coef_error, b_correction, signed)``."""
+    N = K.shape[0]
+    curv2 = np.concatenate([np.diag(K), np.diag(K)])
+    out = active_set_correction(lambda: np.block([[K, -K], [-K, K]]), s2, a2, sb, d_lo, d_hi, C, curv2)
+    if out is None:
+        dab = step_error(sb, d_lo, d_hi, C, curv2)
+        return dab[:N] + dab[N:], 0.0, False
+    return out[0][:N] - out[0][N:], out[1], True
 
 
 def _svr_feasibility(beta: np.ndarray, C: float, vals: dict, where: dict) -> None:

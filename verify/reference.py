@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Reference", "Point", "build", "solve", "Negated", "clear_cache", "REF_EPS"]
+from .kkt import rounding as kkt_rounding
+
+__all__ = ["Reference", "Point", "build", "solve", "Negated", "clear_cache", "REF_EPS", "resolution"]
 
 
 @dataclass
@@ -47,6 +49,13 @@ class Reference:
     warnings: list = field(default_factory=list)
     certified: bool | None = None
     certificate: dict = field(default_factory=dict)
+    b_low: float = float("nan")
+    b_high: float = float("nan")
+    residuals: object = None
+
+    def resolution(self, train_rows, test_rows) -> dict:
+        """How accurately this reference knows what verify compares with it (:func:`resolution`)."""
+        return resolution(self, train_rows, test_rows)
 
 
 @dataclass
@@ -61,6 +70,9 @@ class Point:
     b: float
     b_unique: bool = True
     warnings: list = field(default_factory=list)
+    residuals: object = None
+    b_low: float = float("nan")
+    b_high: float = float("nan")
 
 
 #: eps-active threshold (units of C) for the reference's alpha: an interior-point solution sits a
@@ -127,6 +139,8 @@ def build(point: Callable, inst, answer=None, key=None) -> Reference:
         ref.warnings = p.warnings
         ref.objective = float(p.objective)
         ref.coef, ref.b, ref.b_unique = p.coef, float(p.b), p.b_unique
+        ref.residuals = p.residuals
+        ref.b_low, ref.b_high = p.b_low, p.b_high
         ref.disagreement = p.sol.disagreement
         ref.status = f"{p.sol.solver}: {p.sol.status}"
         _certificate(ref, p.sol)
@@ -134,3 +148,40 @@ def build(point: Callable, inst, answer=None, key=None) -> Reference:
     if key is not None:
         _CACHE[key] = ref
     return ref
+
+
+def resolution(ref: Reference, train_rows, test_rows) -> dict:
+    """How accurately the reference knows each quantity that verify compares with it, in the units of the
+    comparison (:mod:`svmref.verify.evaluation`): ``{"objective_gap": ..., "b_gap": ..., "decision_gap": ...}``.
+
+    * objective (relative to ``|objective|``): the reference's own duality gap ``P - (-D)`` computed by
+      :mod:`svmref.verify.kkt` at its point (weak duality: its objective is within it of the optimum), plus
+      the rounding of the objective (:func:`svmref.verify.kkt.rounding` of the size of its terms);
+    * ``b`` and decision values (in the solution's unit, :attr:`kkt.Residuals.unit`): a first-order estimate.
+      Each coefficient may still move by ``coef_error`` (one projected diagonal Newton step,
+      :func:`kkt.step_error`), so a decision value by ``sum_j |k(x, x_j)| coef_error_j``; ``b`` (the optimal
+      biases of the primal for the reference's ``W``, :func:`kkt.primal_b_interval`, whose breakpoints are the
+      training margins) by that on the training rows; plus the rounding floor of the margins. For an
+      interior-point reference (bounded ``alpha_i`` a little inside) this is the effect of moving them onto
+      their bounds.
+
+    ``inf`` where the reference carries no residuals (nothing is known about its accuracy).
+    """
+    r = ref.residuals
+    if r is None or r.coef_error is None:
+        inf = float("inf")
+        return {"objective_gap": inf, "b_gap": inf, "decision_gap": inf}
+    n = len(r.coef_error)
+    obj = abs(ref.objective)
+    rounding = kkt_rounding(n, r.obj_scale if np.isfinite(r.obj_scale) else obj)
+    og = (max(float(r.gap_abs), 0.0) + rounding) / max(obj, rounding, float(np.finfo(float).tiny))
+    unit = r.unit
+    err = np.asarray(r.coef_error, dtype=float)
+    if r.coef_correction:  # a signed Newton correction: its effect, exact to first order
+        b_err = abs(r.b_correction) / unit + r.floor
+        test = float(np.max(np.abs(test_rows @ err + r.b_correction))) / unit if np.size(test_rows) else 0.0
+    else:
+        train = float(np.max(np.abs(train_rows) @ np.abs(err))) if n else 0.0
+        b_err = train / unit + r.floor
+        test = float(np.max(np.abs(test_rows) @ np.abs(err))) / unit if np.size(test_rows) else 0.0
+    return {"objective_gap": og if np.isfinite(og) else float("inf"), "b_gap": b_err, "decision_gap": test + b_err}

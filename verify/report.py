@@ -34,13 +34,18 @@ def shifted_geometric_mean(values, shift: float) -> float:
 class Record:
     """The verdict on one (solver, formulation, instance).
 
-    ``passed`` is True, False, or None when the reference does not apply (``verdict`` "not convex")
-    or could not be computed (``verdict`` "no reference"). ``verdict`` is "pass", "fail", "error"
-    (the solver raised or returned something unusable), "not convex" or "no reference".
-    ``reason`` names every check that failed, worst offender first.
-    ``objective_gap = |obj - obj*| / max(|obj*|, 1e-12)``; ``kkt_violation`` the largest of the KKT
+    ``passed`` is True, False, or None when the reference does not apply (``verdict`` "not convex"),
+    could not be computed (``verdict`` "no reference") or is not accurate enough to decide a comparison at
+    ``tol`` (``verdict`` "unresolved": no check fails, but one is within the reference's resolution of
+    ``tol``). ``verdict`` is "pass", "fail", "error" (the solver raised or returned something unusable),
+    "not convex", "no reference" or "unresolved". A pass at ``tol`` means every reported error is at most
+    ``tol`` in its unit (:data:`verify.TOLERANCES`). ``reason`` names every check that failed, worst offender first.
+    ``objective_gap = |obj - obj*| / |obj*|``; ``kkt_violation`` the largest of the KKT
     residuals (box, equality, primal feasibility, complementarity, stationarity); ``duality_gap``,
-    ``decision_gap``: see :data:`verify.TOLERANCES`. ``residuals`` holds each residual by name.
+    ``decision_gap``, ``b_gap`` (the given ``b``'s distance from the reference's KKT interval, in the solution's
+    unit; ``nan`` when verify derived ``b``): see :data:`verify.TOLERANCES`. ``residuals`` holds each residual
+    by name; ``reference_resolution`` how far the reference resolves each comparison
+    (:func:`svmref.verify.reference.resolution`).
     ``verdict`` "timeout": no answer within ``check(..., timeout=)`` seconds (``passed`` False).
 
     For a failed instance: ``diagnoses`` in plain words, most severe first ("b is wrong ...",
@@ -78,6 +83,8 @@ class Record:
     solver_tol: float | None = None
     b_interval: list | None = None
     reference_certified: bool | None = None
+    b_gap: float = float("nan")
+    reference_resolution: dict = field(default_factory=dict)
 
     def row(self) -> str:
         """One line of the table (see :meth:`Report.table`)."""
@@ -207,6 +214,7 @@ class Report:
             "failed": sum(r.passed is False for r in judged),
             "not_convex": sum(r.verdict == "not convex" for r in self.records),
             "no_reference": sum(r.verdict == "no reference" for r in self.records),
+            "unresolved": sum(r.verdict == "unresolved" for r in self.records),
             "success_rate": (n_pass / len(judged)) if judged else float("nan"),
             "time_sgm": shifted_geometric_mean([r.time for r in self.records], TIME_SHIFT),
             "objective_gap_sgm": shifted_geometric_mean([r.objective_gap for r in self.records], RESIDUAL_SHIFT),
@@ -239,6 +247,7 @@ class Report:
         out = (f"{s['passed']}/{s['passed'] + s['failed']} passed (success rate {rate})"
                + (f", {s['not_convex']} not judged (reference not convex)" if s["not_convex"] else "")
                + (f", {s['no_reference']} not judged (the reference solver failed)" if s["no_reference"] else "")
+               + (f", {s['unresolved']} not judged (the reference cannot resolve tol)" if s["unresolved"] else "")
                + f" at tol = {self.tol:g}; shifted geometric means: time {_f(s['time_sgm']).strip()} s, "
                f"objective gap {_f(s['objective_gap_sgm']).strip()}, KKT {_f(s['kkt_violation_sgm']).strip()}, "
                f"duality gap {_f(s['duality_gap_sgm']).strip()}")

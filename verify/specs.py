@@ -106,7 +106,7 @@ class Spec:
     advice: bool = True
     b_average_hint: bool = False
     equality_words: str = "y'alpha != 0"
-    stationarity_words: str = "stationarity (maximal violating pair)"
+    stationarity_words: str = "b-free KKT residual (maximal violating pair)"
 
     def build_reference(self, inst, ans: dict) -> R.Reference:
         """The reference of ``inst`` (cached per instance unless it depends on the answer)."""
@@ -186,14 +186,26 @@ def _svr_residuals(K, inst, hyper, ans, eps):
 # ------------------------------------------------------------------------------ references
 
 
+def _middle(lo: float, hi: float, fallback: float) -> float:
+    """The middle of ``[lo, hi]``, its finite end, or ``fallback``."""
+    if np.isfinite(lo) and np.isfinite(hi):
+        return 0.5 * (lo + hi)
+    return lo if np.isfinite(lo) else hi if np.isfinite(hi) else fallback
+
+
 def _box_dual_reference(name: str) -> Callable:
-    """The dual of :mod:`svmref.formulations`; ``b`` from its KKT conditions (:func:`kkt.box_dual_residuals`)."""
+    """The dual of :mod:`svmref.formulations`; the optimal ``b`` for its ``W`` from the primal
+    (:func:`kkt.primal_b_interval`: an interval where ``b`` is not unique), its residuals at that ``b``."""
     def point(F, inst, ans):
         C = inst.hyper["C"]
         sol, warns = R.solve(F.get(name).dual(inst.K, inst.y, C=C))
         alpha = np.asarray(sol.values["alpha"], dtype=float)
+        spec = kkt.BOX_DUALS[name]
         r = kkt.box_dual_residuals(name, inst.K, inst.y, C, alpha, None, eps=R.REF_EPS)
-        return R.Point(sol, float(sol.objective), r.coef, r.b, r.b_unique, warns)
+        lo, hi = kkt.primal_b_interval(spec.loss, inst.y - inst.K @ r.coef, inst.y)
+        b = _middle(lo, hi, r.b)
+        r = kkt.box_dual_residuals(name, inst.K, inst.y, C, alpha, b, eps=R.REF_EPS)  # its gap at its best b
+        return R.Point(sol, float(sol.objective), r.coef, b, bool(hi - lo <= 0.0), warns, r, lo, hi)
     return point
 
 
@@ -210,7 +222,7 @@ def _rls_reference(F, inst, ans):
         warns.append(f"primal reference failed ({exc}); used the dual, p* = -d*")
         sol = R.Negated(sol)
     r = kkt.rls_residuals(inst.K, inst.y, gamma, c)
-    return R.Point(sol, float(sol.objective), r.coef, r.b, r.b_unique, warns)
+    return R.Point(sol, float(sol.objective), r.coef, r.b, r.b_unique, warns, r)
 
 
 def _svr_reference(F, inst, ans):
@@ -218,7 +230,10 @@ def _svr_reference(F, inst, ans):
     sol, warns = R.solve(F.get("svr").dual(inst.K, inst.y, C=inst.hyper["C"], epsilon=inst.hyper["epsilon"]))
     beta = np.asarray(sol.values["alpha_plus"], dtype=float) - np.asarray(sol.values["alpha_minus"], dtype=float)
     r = kkt.svr_residuals(inst.K, inst.y, inst.hyper, {"alpha": beta, "b": None}, eps=R.REF_EPS)
-    return R.Point(sol, float(sol.objective), r.coef, r.b, r.b_unique, warns)
+    lo, hi = kkt.primal_b_interval("tube", inst.y - inst.K @ beta, inst.y, inst.hyper["epsilon"])
+    b = _middle(lo, hi, r.b)
+    r = kkt.svr_residuals(inst.K, inst.y, inst.hyper, {"alpha": beta, "b": b}, eps=R.REF_EPS)
+    return R.Point(sol, float(sol.objective), r.coef, b, bool(hi - lo <= 0.0), warns, r, lo, hi)
 
 
 def _features_reference(F, inst, ans):
@@ -227,7 +242,10 @@ def _features_reference(F, inst, ans):
     sol, warns = R.solve(F.get("support_features").dual(inst.X, inst.y, C=C, mu=mu))
     lam = np.asarray(sol.values["lam"], dtype=float)
     r = kkt.support_features_residuals(inst.X, inst.y, C, mu, lam=lam, eps=R.REF_EPS)
-    return R.Point(sol, float(sol.objective), r.coef, r.b, r.b_unique, warns)
+    lo, hi = kkt.primal_b_interval("hinge", inst.y - inst.X @ r.coef, inst.y)
+    b = _middle(lo, hi, r.b)
+    r = kkt.support_features_residuals(inst.X, inst.y, C, mu, lam=lam, b=b, eps=R.REF_EPS)
+    return R.Point(sol, float(sol.objective), r.coef, b, bool(hi - lo <= 0.0), warns, r, lo, hi)
 
 
 def _sparse_reference(F, inst, ans):
@@ -249,7 +267,22 @@ def _sparse_reference(F, inst, ans):
     beta = np.asarray(sol.values["beta"], dtype=float)
     alpha_ref = (inst.K @ beta) / lam
     Hb = inst.K @ alpha_ref + beta / C
-    return R.Point(sol, -float(sol.objective), alpha_ref, float(np.mean(inst.y - Hb)), True, warns)
+    b_ref = float(np.mean(inst.y - Hb))
+    # its accuracy (reference.resolution) from its own certificate: the objective to the certificate's duality gap
+    # (P + D, or its relative gap times max(1, |objective|)), the coefficients to its relative error bound;
+    # inf (unresolved) where the certificate does not give them
+    cert = (getattr(sol, "certificate", {}) or {}).get("residuals", {})
+    obj = float(sol.objective)
+    gap = cert.get("gap", cert.get("gap_p_plus_d"))
+    if gap is None and "rel_gap" in cert:
+        gap = float(cert["rel_gap"]) * max(1.0, abs(obj))
+    rel_err = float(cert.get("rel_error_bound", float("inf")))
+    unit = kkt.target_scale(inst.y)
+    terms = float(np.max(np.abs(inst.K) @ np.abs(alpha_ref) + np.abs(inst.y)))
+    r = kkt.Residuals(-obj, float("nan"), {"stationarity": 0.0}, {}, b_ref, unit=unit,
+                      gap_abs=abs(float(gap)) if gap is not None else float("inf"), obj_scale=abs(obj),
+                      floor=kkt.rounding(inst.N, terms) / unit, coef_error=rel_err * np.abs(alpha_ref))
+    return R.Point(sol, -float(sol.objective), alpha_ref, b_ref, True, warns, r, b_ref, b_ref)
 
 
 # ------------------------------------------------------------------------------ convention slips
