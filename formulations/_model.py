@@ -64,14 +64,31 @@ def _dense(G) -> np.ndarray:
     return G.toarray() if hasattr(G, "toarray") else np.atleast_2d(np.asarray(G, dtype=float))
 
 
-def constraint_scale(expr) -> float:
-    """``max_i (sum_j |A_ij x_j| + |c_i|)`` for the linearisation ``A x + c`` of ``expr`` at the current point."""
+class _Jacobians:
+    """The constraints' Jacobians ``d expr_c / d x_v`` (dense), computed once for an affine constraint (they do
+    not depend on the point) and at each call for the others."""
+
+    def __init__(self, problem):
+        self.problem = problem
+        self._fixed = {}
+
+    def of(self, c) -> list:
+        if c.id in self._fixed:
+            return self._fixed[c.id]
+        out = [(var, _dense(G)) for var, G in c.expr.grad.items() if G is not None]
+        if c.expr.is_affine():
+            self._fixed[c.id] = out
+        return out
+
+
+def constraint_scale(expr, jac=None) -> float:
+    """``max_i (sum_j |A_ij x_j| + |c_i|)`` for the linearisation ``A x + c`` of ``expr`` at the current point
+    (``jac``: its Jacobians, ``[(variable, dense d expr / d variable)]``)."""
     val = _flat(expr.value)
     lin, mag = np.zeros_like(val), np.zeros_like(val)
-    for var, G in expr.grad.items():
-        if G is None:
-            continue
-        G = _dense(G)
+    if jac is None:
+        jac = [(var, _dense(G)) for var, G in expr.grad.items() if G is not None]
+    for var, G in jac:
         x = _flat(var.value)
         lin += G.T @ x
         mag += np.abs(G.T) @ np.abs(x)
@@ -92,11 +109,11 @@ def magnitude(expr) -> np.ndarray:
         return np.abs(np.asarray(expr.value, dtype=float))
 
 
-def _violations(problem) -> tuple[float, str]:
+def _violations(problem, jacs: _Jacobians) -> tuple[float, str]:
     """The largest constraint violation relative to its scale: the larger of the constraint's own
     (:func:`constraint_scale`) and those of the other constraints its variables appear in (a bound ``delta >= 0``
     on a slack whose values are all round-off is measured on the scale of the margins that define the slack)."""
-    scales = [constraint_scale(c.expr) for c in problem.constraints]
+    scales = [constraint_scale(c.expr, jacs.of(c)) for c in problem.constraints]
     var_scale: dict = {}
     for c, sc in zip(problem.constraints, scales):
         for v in c.variables():
@@ -111,39 +128,84 @@ def _violations(problem) -> tuple[float, str]:
     return worst, where
 
 
-def _lagrangian_gradient(problem, lams) -> tuple[dict, dict]:
-    """Per variable: the gradient of ``L`` in it, and the size of its terms (for a relative residual)."""
+def _abs_copy(expr):
+    """The expression with every constant replaced by its absolute value and every negation dropped (the
+    variables kept): at ``|x|`` its gradient is the size of the terms that make up the gradient at ``x``
+    (``|Q| |x|`` for ``1/2 x'Qx``)."""
+    if isinstance(expr, cp.Variable):
+        return expr
+    if not expr.args:
+        return cp.Constant(np.abs(np.asarray(expr.value, dtype=float)))
+    if isinstance(expr, cp.atoms.affine.unary_operators.NegExpression):
+        return _abs_copy(expr.args[0])
+    return expr.copy(args=[_abs_copy(a) for a in expr.args])
+
+
+def _gradient_size(problem) -> dict:
+    """Per variable: the size of the terms of the objective's gradient (:func:`_abs_copy` at ``|x|``); the
+    absolute gradient term by term where the expression cannot be rebuilt so."""
+    variables = problem.variables()
+    x0 = {v.id: v.value for v in variables}
+    e = problem.objective.expr
+    out = {}
+    try:
+        for v in variables:
+            v.value = np.abs(x0[v.id])
+        for var, G in _abs_copy(e).grad.items():
+            if G is not None:
+                out[var.id] = np.abs(_dense(G).ravel())
+    except Exception:  # noqa: BLE001 - an atom that cannot be rebuilt on absolute values: term by term
+        out = {}
+    finally:
+        for v in variables:
+            v.value = x0[v.id]
+    if not out:
+        for term in (e.args if isinstance(e, cp.atoms.affine.add_expr.AddExpression) else [e]):
+            for var, G in term.grad.items():
+                if G is not None:
+                    out[var.id] = out.get(var.id, 0.0) + np.abs(_dense(G).ravel())
+    return out
+
+
+def _lagrangian_gradient(problem, lams, jacs: _Jacobians) -> tuple[dict, dict]:
+    """Per variable: the gradient of ``L`` in it, and the size of its terms (:func:`_gradient_size`, and
+    ``|G| |lam|`` for the constraints: a gradient that cancels to round-off is relative to its parts)."""
     s = 1.0 if isinstance(problem.objective, cp.Minimize) else -1.0
     grad, size = {}, {}
     for var in problem.variables():
         grad[var.id] = np.zeros(var.size)
         size[var.id] = np.zeros(var.size)
-    for var, G in problem.objective.expr.grad.items():
+    e = problem.objective.expr
+    for var, G in e.grad.items():
         if G is not None:
-            g = s * _dense(G).ravel()
-            grad[var.id] += g
-            size[var.id] += np.abs(g)
+            grad[var.id] += s * _dense(G).ravel()
+    for var_id, g in _gradient_size(problem).items():
+        size[var_id] += g
     for c, lam in zip(problem.constraints, lams):
-        for var, G in c.expr.grad.items():
-            if G is not None:
-                G = _dense(G)
-                grad[var.id] += G @ lam
-                size[var.id] += np.abs(G) @ np.abs(lam)
+        for var, G in jacs.of(c):
+            grad[var.id] += G @ lam
+            size[var.id] += np.abs(G) @ np.abs(lam)
     return grad, size
 
 
-def _stationarity(problem, lams, shift: float) -> float:
-    """``max_i dist(0, [min, max] of dL/dx_i at x - h, x, x + h) / max_i (size of the terms of dL/dx_i)``."""
+#: Atoms with kinks (where the gradient cvxpy gives is one element of the subdifferential).
+KINKED = ("abs", "norm1", "pnorm", "maximum", "minimum", "max", "min", "norm_inf", "pos", "neg")
+
+
+def _stationarity(problem, lams, shift: float, jacs: _Jacobians) -> float:
+    """``max_i dist(0, [min, max] of dL/dx_i at x - h, x, x + h) / max_i (size of the terms of dL/dx_i)``; at the
+    point only when the problem has no atom with a kink."""
     variables = problem.variables()
+    kinked = any(a.__name__ in KINKED for a in problem.atoms())
     x0 = {v.id: _flat(v.value) for v in variables}
     xmax = max((float(np.max(np.abs(x))) for x in x0.values() if x.size), default=0.0)
     lo, hi, size = {}, {}, {}
-    for sign in (0.0, 1.0, -1.0):
+    for sign in ((0.0, 1.0, -1.0) if kinked else (0.0,)):
         for v in variables:
             x = x0[v.id]
             h = shift * (np.abs(x) + xmax)
             v.value = np.reshape(x + sign * h, v.shape, order="F") if v.ndim else float(x[0] + sign * h[0])
-        g, s = _lagrangian_gradient(problem, lams)
+        g, s = _lagrangian_gradient(problem, lams, jacs)
         for k in g:
             lo[k] = g[k] if k not in lo else np.minimum(lo[k], g[k])
             hi[k] = g[k] if k not in hi else np.maximum(hi[k], g[k])
@@ -178,7 +240,8 @@ def evaluate(problem: cp.Problem, duals: list | None = None, *, kink: float = 1e
     n = sum(v.size for v in problem.variables())
     objective = float(problem.objective.value)
     floor = 8.0 * n * EPS * float(np.sum(magnitude(problem.objective.expr)))
-    violation, worst = _violations(problem)
+    jacs = _Jacobians(problem)
+    violation, worst = _violations(problem, jacs)
     rep = ModelReport(objective, floor, violation, worst)
     cons = problem.constraints
     if duals is not None and (len(duals) != len(cons) or any(
@@ -187,6 +250,6 @@ def evaluate(problem: cp.Problem, duals: list | None = None, *, kink: float = 1e
         return rep
     if not cons or (duals is not None and all(d is not None for d in duals)):
         lams = [_flat(d) for d in (duals or [])]
-        rep.stationarity = _stationarity(problem, lams, kink)
+        rep.stationarity = _stationarity(problem, lams, kink, jacs)
         rep.complementarity, rep.dual_sign = _complementarity(problem, lams) if cons else (0.0, 0.0)
     return rep
