@@ -283,6 +283,7 @@ def test_box_dual_residuals_are_the_papers_formulas(name):
     lower, upper, shift, loss = BOX[name]
     lo, hi = lower * CS, upper * CS
     alpha = RNG.uniform(-0.3, 1.3, size=10) * CS
+    alpha[:2] = -0.2 * CS, 1.25 * CS  # outside [0, C] on both sides, whatever the draw
     b = 0.37
     r = kkt.box_dual_residuals(name, KS, YS, CS, alpha, b)
     v = alpha * YS
@@ -347,6 +348,7 @@ def test_svr_residuals_are_the_papers_formulas(near):
         beta = np.clip(_svr_optimum(eps) + 1e-3 * CS * RNG.standard_normal(10), -CS, CS)
     else:
         beta = RNG.uniform(-1.2, 1.2, size=10) * CS
+        beta[:2] = 1.3 * CS, -1.1 * CS  # outside [-C, C] on both sides, whatever the draw
     b = 0.1
     r = kkt.svr_residuals(KS, YR, {"C": CS, "epsilon": eps}, {"alpha": beta, "b": b})
     unit = np.max(np.abs(YR))
@@ -402,6 +404,7 @@ def test_support_features_residuals_are_the_papers_formulas():
     """003 eqs. (5), (6), (8), (10): a(lam) by soft thresholding, the dual's gradient y_j x_j'a(lam) - 1."""
     mu = 0.3
     lam = RNG.uniform(-0.2, 1.2, size=10) * CS
+    lam[:2] = -0.1 * CS, 1.3 * CS  # outside [0, C] on both sides, whatever the draw
     b = -0.4
     r = kkt.support_features_residuals(XS, YS, CS, mu, lam=lam, b=b)
     w = XS.T @ (lam * YS)

@@ -186,6 +186,11 @@ def _svr_residuals(K, inst, hyper, ans, eps):
 # ------------------------------------------------------------------------------ references
 
 
+def _point(lo: float, hi: float, n: int) -> bool:
+    """Whether ``[lo, hi]`` is a single ``b`` up to the rounding of the margins that set its ends."""
+    return bool(hi - lo <= kkt.rounding(n, abs(lo) + abs(hi)))
+
+
 def _middle(lo: float, hi: float, fallback: float) -> float:
     """The middle of ``[lo, hi]``, its finite end, or ``fallback``."""
     if np.isfinite(lo) and np.isfinite(hi):
@@ -205,7 +210,7 @@ def _box_dual_reference(name: str) -> Callable:
         lo, hi = kkt.primal_b_interval(spec.loss, inst.y - inst.K @ r.coef, inst.y)
         b = _middle(lo, hi, r.b)
         r = kkt.box_dual_residuals(name, inst.K, inst.y, C, alpha, b, eps=R.REF_EPS)  # its gap at its best b
-        return R.Point(sol, float(sol.objective), r.coef, b, bool(hi - lo <= 0.0), warns, r, lo, hi)
+        return R.Point(sol, float(sol.objective), r.coef, b, _point(lo, hi, inst.N), warns, r, lo, hi)
     return point
 
 
@@ -233,7 +238,7 @@ def _svr_reference(F, inst, ans):
     lo, hi = kkt.primal_b_interval("tube", inst.y - inst.K @ beta, inst.y, inst.hyper["epsilon"])
     b = _middle(lo, hi, r.b)
     r = kkt.svr_residuals(inst.K, inst.y, inst.hyper, {"alpha": beta, "b": b}, eps=R.REF_EPS)
-    return R.Point(sol, float(sol.objective), r.coef, b, bool(hi - lo <= 0.0), warns, r, lo, hi)
+    return R.Point(sol, float(sol.objective), r.coef, b, _point(lo, hi, inst.N), warns, r, lo, hi)
 
 
 def _features_reference(F, inst, ans):
@@ -245,7 +250,7 @@ def _features_reference(F, inst, ans):
     lo, hi = kkt.primal_b_interval("hinge", inst.y - inst.X @ r.coef, inst.y)
     b = _middle(lo, hi, r.b)
     r = kkt.support_features_residuals(inst.X, inst.y, C, mu, lam=lam, b=b, eps=R.REF_EPS)
-    return R.Point(sol, float(sol.objective), r.coef, b, bool(hi - lo <= 0.0), warns, r, lo, hi)
+    return R.Point(sol, float(sol.objective), r.coef, b, _point(lo, hi, inst.N), warns, r, lo, hi)
 
 
 def _sparse_reference(F, inst, ans):
