@@ -56,8 +56,9 @@ TIGHTER = {"tol_gap_abs": 1e-14, "tol_gap_rel": 1e-14, "tol_feas": 1e-14, "tol_k
 #: Relative disagreement of the two solvers' optimal values above which a warning is issued.
 DISAGREEMENT_WARN = 1e-6
 
-#: Default certification tolerance: relative duality gap (box problems) or estimated relative error
-#: (direct solves) of the reference, and feasibility; the KKT residual is held to ``sqrt(tol)``.
+#: Default certification tolerance: the reported objective within ``tol`` of the model's optimum relative to
+#: itself (duality gap of the box problems, estimated relative error of the direct solves), feasibility relative
+#: to each constraint's scale; the KKT residuals are held to ``sqrt(tol)``.
 DEFAULT_TOL = 1e-8
 
 #: A certificate using more than this fraction of its tolerance is "marginal":
@@ -575,7 +576,10 @@ def solve(
         Return solutions that are ``optimal_inaccurate`` or do not certify instead of raising
         (``Solution.certified`` and ``status`` say so).
     tol : float
-        Certification tolerance (relative duality gap / estimated relative error, feasibility).
+        The relative accuracy certified: the reported objective within ``tol`` of the model's optimal value,
+        relative to itself (or the reported floating-point floor, with a warning), every constraint of the model
+        at ``tol`` relative to its scale, the KKT conditions at ``sqrt(tol)``; for the direct solves also the
+        estimated relative error of the solution. The same meaning for every formulation and form.
     method : "auto", "direct" or "cvxpy"
         ``"auto"``: the problem's own strategy (``problem.info.strategy``: ``direct_lapack`` for the
         equality-only problems, ``box_dual_yky`` for the box problems when ``solver`` is CLARABEL without
