@@ -786,7 +786,15 @@ def test_builtin_solver_passes_quick(spec, formulation):
 
 #: Built-in solvers that verify catches failing on the larger suites: known, measured limitations of
 #: the solvers (not of verify), kept visible here and in ``svmref verify --all --suite S`` until fixed.
+_SFM_DECISION = ("run at tol = 1e-6 (its KKT gap), its decision values are off by 1.1e-6 to 7.6e-6 on some instances "
+                 "(checked against the same solver at tol = 1e-12 and against the reference); a pass at 1e-6 promises <= 1e-6")
 KNOWN_FAILING_LARGER = {
+    ("svmref.solvers.support_features:support_features", "standard"): _SFM_DECISION,
+    ("svmref.solvers.support_features:support_features", "adversarial"): _SFM_DECISION,
+    ("svmref.solvers.support_features:support_features", "real"): _SFM_DECISION,
+    ("svmref.solvers.smo:svr", "standard"): (
+        "run at tol = 1e-6 (its KKT gap), its decision values on s-linear-50 are off by 1.3e-6 (against the same "
+        "solver at tol = 1e-12; the reference agrees with that to 1.5e-9)"),
 }
 
 

@@ -251,6 +251,7 @@ XS = RNG.standard_normal((10, 3))
 YS = np.where(np.arange(10) % 3 == 0, 1.0, -1.0)
 KS = np.exp(-np.sum((XS[:, None, :] - XS[None, :, :]) ** 2, axis=2) / 3.0) + 0.5 * XS @ XS.T
 YR = XS @ np.array([0.7, -1.2, 0.4]) + 0.3      # regression targets
+YR_SMALL = 0.1 * YR / np.max(np.abs(YR))        # targets below 1: their unit max|y| is not 1
 CS = 2.0
 
 
@@ -311,10 +312,12 @@ def test_box_dual_residuals_are_the_papers_formulas(name):
     assert r.gap_abs == pytest.approx(P + D, rel=MATCH)
 
 
-def test_ls_svm_regression_residuals_are_the_papers_formulas():
-    """004 eqs. (1)-(2): no bound; the residuals are in units of max|y|."""
-    alpha = RNG.standard_normal(10)
-    b = -0.2
+@pytest.mark.parametrize("targets", [YR, YR_SMALL], ids=["y", "y-below-1"])
+def test_ls_svm_regression_residuals_are_the_papers_formulas(targets):
+    """004 eqs. (1)-(2): no bound; the residuals are in units of max|y| (relative also when max|y| < 1)."""
+    YR = targets
+    alpha = 0.1 * RNG.standard_normal(10)
+    b = -0.02
     r = kkt.box_dual_residuals("ls_svm_regression", KS, YR, CS, alpha, b)
     unit = np.max(np.abs(YR))
     Kt = KS + np.eye(10) / CS
