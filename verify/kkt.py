@@ -121,6 +121,7 @@ class Residuals:
         Per decision coefficient, how far it may still move (:func:`step_error`, one projected diagonal Newton
         step): a first-order estimate of the answer's own error, used for the reference's resolution
         (:func:`svmref.verify.reference.resolution`).
+        Computed only with ``own_error=True`` (the reference's residuals); ``None`` otherwise.
     coef_correction, b_correction : bool, float
         ``coef_correction`` True: ``coef_error`` is instead the signed Newton correction of a linear system (RLS,
         LS-SVM: the exact first-order error), and ``b_correction`` that of ``b``.
@@ -389,7 +390,7 @@ def _given_or_derived_b(b, iv: BInterval, notes: list, unit: float, scale: float
 
 
 def box_dual_residuals(name: str, K: np.ndarray, y: np.ndarray, C: float, alpha: np.ndarray, b: float | None,
-                       eps: float = EPS_ACTIVE) -> Residuals:
+                       eps: float = EPS_ACTIVE, own_error: bool = False) -> Residuals:
     r"""Residuals of the box-constrained duals at ``(alpha, b)``.
 
     Formulas (``f = K v + b`` the decision values on the training set, ``t = alpha / C``):
@@ -419,6 +420,8 @@ def box_dual_residuals(name: str, K: np.ndarray, y: np.ndarray, C: float, alpha:
     * primal feasibility and complementarity are relative to the size of the terms that make up ``s_i``:
       ``f_scale = max_i (sum_j |K_ij v_j| + |alpha_i|/C + |c_i|)`` with ``c_i = 1`` (the margin) or ``|y_i|``;
     * ``eps`` is not used (kept for the signature): the natural residual needs no eps-active set;
+    * ``own_error``: also estimate the answer's own first-order error (:func:`active_set_correction`; one dense
+      solve), as the reference's resolution needs;
     * ``b_low, b_high``: the ``b`` that attain ``stationarity``; ``b`` when not given is their middle;
     * recovered primal (000 eqs. (1), (3); 003 eq. (2); L2 000 §1; regression 004 eq. (1)), with the
       slack ``xi_i = 1 - y_i f(x_i)`` (resp. ``y_i - f(x_i)``) that is optimal for ``(W, b)``:
@@ -461,7 +464,8 @@ def box_dual_residuals(name: str, K: np.ndarray, y: np.ndarray, C: float, alpha:
     floor = rounding(K.shape[0], p.f_scale) / p.y_scale
     res = Residuals(p.D, P, vals, where, b, b_derived, b_unique, p.v.copy(), notes, b_low=iv.b_low, b_high=iv.b_high,
                     unit=p.y_scale, gap_abs=gap_abs, obj_scale=obj_terms, floor=floor)
-    _own_error(res, p, K, s, d_lo, d_hi, 0.0)
+    if own_error:  # the reference's resolution needs it (one dense solve): not for every answer
+        _own_error(res, p, K, s, d_lo, d_hi, 0.0)
     return res
 
 
@@ -701,7 +705,7 @@ def primal_b_interval(loss: str, z: np.ndarray, y: np.ndarray, epsilon: float = 
 # ---------------------------------------------------------------------------------------------
 
 
-def rls_residuals(K: np.ndarray, y: np.ndarray, gamma: float, c: np.ndarray) -> Residuals:
+def rls_residuals(K: np.ndarray, y: np.ndarray, gamma: float, c: np.ndarray, own_error: bool = False) -> Residuals:
     r"""Residuals of RLS at ``c`` (001 eqs. (7)-(9)).
 
     * objective (001, eq. (7) with ``f = sum_i c_i K(x_i, .)``): ``J(c) = (1/m)||y - Kc||^2 + gamma c'Kc``;
@@ -732,10 +736,12 @@ def rls_residuals(K: np.ndarray, y: np.ndarray, gamma: float, c: np.ndarray) -> 
     D = m / 4.0 * float(a @ a) + float(a @ (K @ a)) / (4.0 * gamma) - float(y @ a)
     vals["duality_gap"] = _rel(J + D, J, D)
     where["duality_gap"] = f"J(c) = {J:.10g}, dual at a = 2 gamma c gives -D = {-D:.10g}"
-    try:  # the first-order error of c: the Newton correction that the residual of (8) asks for
-        coef_error = np.linalg.solve(K + m * gamma * np.eye(m), r)
-    except np.linalg.LinAlgError:
-        coef_error = np.full(m, np.inf)
+    coef_error = None
+    if own_error:  # the first-order error of c: the Newton correction that the residual of (8) asks for
+        try:
+            coef_error = np.linalg.solve(K + m * gamma * np.eye(m), r)
+        except np.linalg.LinAlgError:
+            coef_error = np.full(m, np.inf)
     return Residuals(J, J, vals, where, 0.0, False, True, c.copy(), [], unit=unit, gap_abs=J + D,
                      obj_scale=max(abs(J), abs(D)), floor=rounding(m, terms) / unit, coef_error=coef_error,
                      coef_correction=True)
@@ -948,7 +954,8 @@ def _features_dual(X, y, C, mu, lam, a, b, eps, vals: dict, where: dict, notes: 
 # ---------------------------------------------------------------------------------------------
 
 
-def svr_residuals(K: np.ndarray, y: np.ndarray, hyper: dict, answer: dict, eps: float = EPS_ACTIVE) -> Residuals:
+def svr_residuals(K: np.ndarray, y: np.ndarray, hyper: dict, answer: dict, eps: float = EPS_ACTIVE,
+                  own_error: bool = False) -> Residuals:
     r"""Residuals of the epsilon-SVR dual at ``(beta, b)``, ``beta = alpha^+ - alpha^-`` (length N).
 
     The dual (derivation in ``docs/formulations/svr.md``; Vapnik's SVM recalled in 002, written as
@@ -1020,7 +1027,7 @@ def svr_residuals(K: np.ndarray, y: np.ndarray, hyper: dict, answer: dict, eps: 
     if N:
         where["kkt_absolute"] = (f"{_var(t)}: y_i - f(x_i) = {r[t % N]:.3g} (with b = {b:.6g}, epsilon = {epsilon:g}): "
                                  f"natural residual {r_nat[t]:.3g} in units of max|y| = {y_scale:.3g}")
-    coef_error, b_corr, signed = _svr_own_error(K, s2, np.concatenate([ap, am]), g2 + s2 * b, d_lo, d_hi, C)
+    coef_error, b_corr, signed = _svr_own_error(K, s2, np.concatenate([ap, am]), g2 + s2 * b, d_lo, d_hi, C, own_error)
     P = _svr_gap(beta, Kb, y, D, r, C, epsilon, vals, where)
     obj_terms = 0.5 * float(np.abs(beta) @ np.abs(K) @ np.abs(beta)) + epsilon * float(np.sum(np.abs(beta))) \
         + float(np.sum(np.abs(y * beta)))
@@ -1041,9 +1048,12 @@ def _svr_gap(beta, Kb, y, D: float, r, C: float, epsilon: float, vals: dict, whe
     return P
 
 
-def _svr_own_error(K, s2, a2, sb, d_lo, d_hi, C: float):
+def _svr_own_error(K, s2, a2, sb, d_lo, d_hi, C: float, wanted: bool = True):
     """The answer's own first-order error in ``beta = alpha^+ - alpha^-`` (:func:`active_set_correction` on the
-    2N-variable dual, whose Hessian is ``[[K, -K], [-K, K]]``): ``(coef_error, b_correction, signed)``."""
+    2N-variable dual, whose Hessian is ``[[K, -K], [-K, K]]``): ``(coef_error, b_correction, signed)``;
+    ``(None, 0, False)`` unless ``wanted``."""
+    if not wanted:
+        return None, 0.0, False
     N = K.shape[0]
     curv2 = np.concatenate([np.diag(K), np.diag(K)])
     out = active_set_correction(lambda: np.block([[K, -K], [-K, K]]), s2, a2, sb, d_lo, d_hi, C, curv2)

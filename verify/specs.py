@@ -209,7 +209,7 @@ def _box_dual_reference(name: str) -> Callable:
         r = kkt.box_dual_residuals(name, inst.K, inst.y, C, alpha, None, eps=R.REF_EPS)
         lo, hi = kkt.primal_b_interval(spec.loss, inst.y - inst.K @ r.coef, inst.y)
         b = _middle(lo, hi, r.b)
-        r = kkt.box_dual_residuals(name, inst.K, inst.y, C, alpha, b, eps=R.REF_EPS)  # its gap at its best b
+        r = kkt.box_dual_residuals(name, inst.K, inst.y, C, alpha, b, eps=R.REF_EPS, own_error=True)  # at its best b
         return R.Point(sol, float(sol.objective), r.coef, b, _point(lo, hi, inst.N), warns, r, lo, hi)
     return point
 
@@ -226,7 +226,7 @@ def _rls_reference(F, inst, ans):
         c = np.asarray(sol.values["alpha"], dtype=float) / (2.0 * gamma)
         warns.append(f"primal reference failed ({exc}); used the dual, p* = -d*")
         sol = R.Negated(sol)
-    r = kkt.rls_residuals(inst.K, inst.y, gamma, c)
+    r = kkt.rls_residuals(inst.K, inst.y, gamma, c, own_error=True)
     return R.Point(sol, float(sol.objective), r.coef, r.b, r.b_unique, warns, r)
 
 
@@ -237,7 +237,7 @@ def _svr_reference(F, inst, ans):
     r = kkt.svr_residuals(inst.K, inst.y, inst.hyper, {"alpha": beta, "b": None}, eps=R.REF_EPS)
     lo, hi = kkt.primal_b_interval("tube", inst.y - inst.K @ beta, inst.y, inst.hyper["epsilon"])
     b = _middle(lo, hi, r.b)
-    r = kkt.svr_residuals(inst.K, inst.y, inst.hyper, {"alpha": beta, "b": b}, eps=R.REF_EPS)
+    r = kkt.svr_residuals(inst.K, inst.y, inst.hyper, {"alpha": beta, "b": b}, eps=R.REF_EPS, own_error=True)
     return R.Point(sol, float(sol.objective), r.coef, b, _point(lo, hi, inst.N), warns, r, lo, hi)
 
 
