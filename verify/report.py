@@ -51,9 +51,10 @@ class Record:
     For a failed instance: ``diagnoses`` in plain words, most severe first ("b is wrong ...",
     "box violated ...", "y'alpha != 0 ...", "not optimal (objective gap ...)", "solved a different C ...");
     ``hints`` ("hint: the answer passes after alpha -> y * alpha"); ``would_pass_at_tol`` the smallest
-    one-digit ``tol`` at which it would pass (None: none below 1, or an error/timeout).
-    ``solver_tol``: the ``tol`` verify passed to the solver (None when it did not). ``b_interval``:
-    the KKT interval ``[m, M]`` of the bias at the answer's alpha. ``reference_certified``: whether the
+    one-digit ``tol < 1`` at which it would pass, confirmed by re-checking (None: none below 1, or an
+    error/timeout). ``solver_tol``: the ``tol`` verify passed to the solver (None when it did not). ``b_interval``:
+    the KKT interval ``[b_low, b_high]`` of the bias at the answer's alpha (the biases that minimise its natural
+    residual, :func:`svmref.verify.kkt.natural_b_interval`). ``reference_certified``: whether the
     reference carried a passing optimality certificate (None: it carries none).
     """
 
