@@ -928,8 +928,9 @@ def run_verify(case: Case, opt: Optimum | None, smo_answer, check=None) -> list[
 def _verify_row(case: Case, opt: Optimum, name: str, beta, b, T: float, rec) -> Row:
     """One verify verdict judged: a pass above its true error is violated; a fail of an answer whose every error
     (alpha too, where unique) is under ``T/10`` is a false fail; advice (``would pass at T'``) is lenient when the
-    true error exceeds ``T'`` or ``T' >= 1`` (the CLI refuses it)."""
-    err = answer_errors(case, opt, beta, b)
+    true error exceeds ``T'`` or ``T' >= 1`` (the CLI refuses it). The true error is that of the answer verify
+    sees (epsilon-SVR: ``alpha^+ - alpha^-`` only, split by sign, the best ``beta`` for it)."""
+    err = answer_errors(case, opt, _beta_of(case, {"alpha": _answer_alpha(case, beta)}), b)
     advice = getattr(rec, "would_pass_at_tol", None)
     passed = str(rec.verdict).startswith("pass")
     row = Row(case.name, case.formulation, f"verify: {name}", rec.verdict, passed, T, err, T=T)
