@@ -41,7 +41,7 @@ floating-point floor of evaluating ``D`` are added to every bound; a claim whose
 is under ``T/10`` judged failing) and *lenient advice* (``would pass at T'`` for an answer whose true error is
 above ``T'``, or ``T' >= 1``).
 
-    python benchmarks/labels.py [--quick] [--json PATH]
+    python benchmarks/labels.py [--quick] [--json PATH] [--rows]
 
 ``--quick`` (under a minute on 2 cores) runs the named cases that are cheap and the adversarial
 suite of three formulations (Least 1-Norm, L1, epsilon-SVR); the full run (a few minutes) every formulation on
@@ -955,11 +955,12 @@ def _e(x) -> str:
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.1e}"
 
 
-def _err(row: Row) -> str:
+def _err(row: Row, alpha: bool = False) -> str:
+    """``obj / dec / b`` (and ``/ alpha``) of a row's true errors; ``-`` where not defined (alpha* not unique)."""
     e = row.errors
     if not e:
         return "n/a"
-    return f"{_e(e['obj'])} / {_e(e['dec'])} / {_e(e['b'])}"
+    return f"{_e(e['obj'])} / {_e(e['dec'])} / {_e(e['b'])}" + (f" / {_e(e.get('alpha'))}" if alpha else "")
 
 
 def _flag(row: Row) -> str:
@@ -976,20 +977,50 @@ def _flag(row: Row) -> str:
 
 def table(results: list[tuple[Case, Optimum | None, list[Row]]]) -> str:
     """The markdown tables: per case the optimum and (reference, SMO) labels; then every verify verdict."""
-    lines = ["| case | formulation | N | C | D* | optimum check (gap, 2nd solver) | reference: label | true err obj/dec/b "
-             "| SMO (tol 1e-3): label | true err obj/dec/b | flags |", "|" + "---|" * 11]
+    lines = ["| case | formulation | N | C | D* | optimum check (gap, 2nd solver) | reference: label | true err obj/dec/b/α "
+             "| SMO (tol 1e-3): label | true err obj/dec/b/α | flags |", "|" + "---|" * 11]
     for case, opt, rows in results:
         ref, smo_row = rows[0], rows[1]
         chk = "not convex" if opt is None else f"{_e(opt.gap)}, {opt.second} {_e(opt.agreement)}"
         flags = "; ".join(f"{r.tool}: {_flag(r)}" for r in (ref, smo_row) if _flag(r))
         lines.append(f"| {case.name} | {case.formulation} | {case.X.shape[0]} | {case.C:g} | "
-                     f"{'-' if opt is None else f'{opt.objective:.10g}'} | {chk} | {ref.label} | {_err(ref)} | "
-                     f"{smo_row.label} | {_err(smo_row)} | {flags} |")
-    lines += ["", "| case | formulation | answer | T | verdict | advice | true err obj/dec/b | flag |", "|" + "---|" * 8]
+                     f"{'-' if opt is None else f'{opt.objective:.10g}'} | {chk} | {ref.label} | {_err(ref, True)} | "
+                     f"{smo_row.label} | {_err(smo_row, True)} | {flags} |")
+    return "\n".join(lines)
+
+
+def verify_rows(results) -> str:
+    """Every verify verdict: case, answer, T, verdict, advice, true errors, flag."""
+    lines = ["| case | formulation | answer | T | verdict | advice | true err obj/dec/b | flag |", "|" + "---|" * 8]
     for case, _, rows in results:
         for r in rows[2:]:
             lines.append(f"| {case.name} | {case.formulation} | {r.tool[len('verify: '):]} | {r.T:.0e} | {r.label} | "
                          f"{r.note} | {_err(r)} | {_flag(r)} |")
+    return "\n".join(lines)
+
+
+#: The kinds of verify answers, in the compact table's column order.
+ANSWERS = ("SMO default tol", "b off", "f off", "interior 1e-05 C", "interior 1e-08 C")
+
+
+def _cell(rows: list[Row]) -> str:
+    """``verdict true-error`` at each T (``!`` violated, ``?`` lenient advice, ``x`` false fail)."""
+    out = []
+    for r in rows:
+        mark = "!" if r.violated else ("x" if r.strict else ("?" if r.lenient_advice else ""))
+        out.append(f"{r.label}{mark} {_e(r.errors.get('max'))}")
+    return " · ".join(out) if out else "-"
+
+
+def verify_summary(results) -> str:
+    """One row per case: for each answer, its verdict and true error at T = 1e-3 · 1e-6."""
+    lines = ["| case | formulation | " + " | ".join(f"verify: {a} (T = 1e-3 · 1e-6)" for a in ANSWERS) + " |",
+             "|" + "---|" * (2 + len(ANSWERS))]
+    for case, opt, rows in results:
+        if opt is None:
+            continue
+        cells = [_cell([r for r in rows[2:] if r.tool[len("verify: "):].startswith(a)]) for a in ANSWERS]
+        lines.append(f"| {case.name} | {case.formulation} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -1025,11 +1056,17 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="the cheap cases and three formulations' adversarial suite")
     ap.add_argument("--json", help="write every row as JSON records to this file")
+    ap.add_argument("--rows", action="store_true", help="also print every verify verdict as its own row")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     with threadpool_limits(1):
         results = run(args.quick, progress=lambda s: print(s, file=sys.stderr, flush=True))
     print(table(results))
+    print()
+    print(verify_summary(results))
+    if args.rows:
+        print()
+        print(verify_rows(results))
     bad = violations(results)
     print(f"\nviolations: {len(bad)} of {sum(len(r) for _, _, r in results)} rows "
           f"({time.perf_counter() - t0:.0f} s)")
