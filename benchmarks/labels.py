@@ -756,9 +756,18 @@ class Row:
     def judge(self, err: float, slack: float) -> None:
         """A claim with a stated bound is violated when the true error exceeds it (plus ``slack``, the optimum's
         own uncertainty and the floating-point floor); it is unresolved when ``slack`` exceeds the bound."""
-        if self.claim and self.bound is not None and math.isfinite(err):
+        if self.claim and self.bound is not None and math.isfinite(self.bound) and math.isfinite(err):
             self.violated = err > self.bound * (1 + 1e-6) + slack
             self.unresolved = not self.violated and slack > self.bound
+
+
+def _reference_tol() -> float:
+    """The reference's default certification tol (when a solution does not say which it used); nan if unknown."""
+    try:
+        from svmref.formulations.reference import DEFAULT_TOL
+    except ImportError:
+        return float("nan")
+    return float(DEFAULT_TOL)
 
 
 def run_reference(case: Case, opt: Optimum | None, solve=None) -> Row:
@@ -777,8 +786,8 @@ def run_reference(case: Case, opt: Optimum | None, solve=None) -> Row:
         row.label = f"raised {type(exc).__name__}"
         row.note = str(exc).splitlines()[0][:300]
         return row
-    res = sol.residuals
-    tol = float(sol.certificate.get("tol", float("nan")))
+    res = dict(getattr(sol, "residuals", None) or {})
+    tol = float((getattr(sol, "certificate", None) or {}).get("tol", _reference_tol()))
     floor = max([float(res.get(k, 0.0) or 0.0) for k in ("rel_floor", "floor", "abs_floor_rel")] + [0.0])
     row.label = ("certified" if sol.certified else "not certified") + f" ({sol.status})"
     row.claim, row.bound = bool(sol.certified), (tol + floor if sol.certified else None)
@@ -970,7 +979,7 @@ def _flag(row: Row) -> str:
         return "false fail"
     if row.unresolved:
         return "unresolved"
-    if row.claim and row.bound is None:
+    if row.claim and (row.bound is None or not math.isfinite(row.bound)):
         return "bound ?"
     return "ok" if row.claim else ""
 
