@@ -216,3 +216,9 @@ def test_smo_states_the_bound_its_optimal_promises():
 @pytest.mark.parametrize("case", SLOW, ids=lambda c: f"{c.name}-{c.formulation}")
 def test_no_label_is_stronger_than_its_true_error_full(case):
     _assert_no_violation(case)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", [c for c in SLOW if c.kernel != "mlp"], ids=lambda c: f"{c.name}-{c.formulation}")
+def test_reference_certifies_every_convex_case_full(case):
+    test_reference_certifies_every_convex_case(case)
