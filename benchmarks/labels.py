@@ -44,8 +44,8 @@ above ``T'``, or ``T' >= 1``, or that fails when re-checked at ``T'``).
     python benchmarks/labels.py [--quick] [--json PATH] [--rows]
 
 ``--quick`` (under a minute on 2 cores) runs the named cases that are cheap and the adversarial
-suite of three formulations (Least 1-Norm, L1, epsilon-SVR); the full run (a few minutes) every formulation on
-the adversarial suite.
+suite of three formulations (Least 1-Norm, L1, epsilon-SVR), the reference's primal up to N = 100; the full run
+(a few minutes) every formulation on the adversarial suite, the primal everywhere.
 """
 from __future__ import annotations
 
@@ -91,6 +91,10 @@ REFINE_SECONDS = 20.0
 
 #: The proximal term of :func:`refine_prox`, relative to the largest diagonal entry of Q.
 PROX_RHO = 1e-6
+
+#: In the quick run the reference's primal is solved up to this N only (the hard 302-point problem's primal
+#: takes ~20 s on a loaded machine).
+QUICK_PRIMAL_MAX_N = 100
 
 #: Verify's tolerances exercised.
 VERIFY_TOLS = (1e-3, 1e-6)
@@ -771,18 +775,19 @@ def _reference_tol() -> float:
     return float(DEFAULT_TOL)
 
 
-def run_reference(case: Case, opt: Optimum | None, solve=None) -> Row:
-    """``svmref.formulations.solve`` (or ``solve``) on the dual: its label (certified at its tol, or the error it
-    raised) and its true objective error (reported objective and its alpha on the exact kernel)."""
+def run_reference(case: Case, opt: Optimum | None, solve=None, form: str = "dual") -> Row:
+    """``svmref.formulations.solve`` (or ``solve``) on the dual (or the primal): its label (certified at its tol,
+    or the error it raised) and its true errors (the dual: its reported objective and its alpha on the exact
+    kernel, its b; the primal: its objective against ``p* = -D*`` and its b)."""
     import svmref.formulations as F
 
     solve = F.solve if solve is None else solve
-    row = Row(case.name, case.formulation, "reference", "")
+    row = Row(case.name, case.formulation, "reference" if form == "dual" else f"reference ({form})", "")
     kw = {"epsilon": case.eps} if case.formulation == "svr" else {}
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            sol = solve(F.get(case.formulation).dual(case.K, case.y, C=case.C, **kw))
+            sol = solve(getattr(F.get(case.formulation), form)(case.K, case.y, C=case.C, **kw))
     except Exception as exc:  # noqa: BLE001 - a refusal is a label too
         row.label = f"raised {type(exc).__name__}"
         row.note = str(exc).splitlines()[0][:300]
@@ -796,10 +801,26 @@ def run_reference(case: Case, opt: Optimum | None, solve=None) -> Row:
     if opt is None:
         row.violated = row.claim  # certified on a problem that is not convex
         return row
-    b = res.get("b")
-    row.errors = answer_errors(case, opt, _beta_of(case, sol.values), None if b is None else float(b), sol.objective)
+    if form == "dual":
+        b = res.get("b")
+        row.errors = answer_errors(case, opt, _beta_of(case, sol.values), None if b is None else float(b), sol.objective)
+    else:
+        row.errors = _primal_errors(opt, sol)
     row.judge(row.errors["obj"], opt.uncertainty + fp_floor(case.dual, opt.beta))
     return row
+
+
+def _primal_errors(opt: Optimum, sol) -> dict:
+    """A primal solution's true errors: ``|p - p*| / |p*|`` with ``p* = -D*`` (strong duality, the duals here
+    being minimisations) and the distance of its b from the optimal interval, in the units of f."""
+    obj = abs(-float(sol.objective) - opt.objective) / abs(opt.objective)
+    b = sol.values.get("b") if isinstance(getattr(sol, "values", None), dict) else None
+    lo, hi = min(opt.b_lo, opt.b_hi, opt.b), max(opt.b_lo, opt.b_hi, opt.b)
+    berr = float("nan") if b is None else max(0.0, lo - float(b), float(b) - hi) / opt.scale
+    out = {"obj": obj, "dec": float("nan"), "b": berr, "feas": float("nan")}
+    out["max"] = max(v for v in out.values() if math.isfinite(v))
+    out["alpha"] = float("nan")
+    return out
 
 
 #: Names under which the SMO's result, or its module, may state the bound that "optimal" promises.
@@ -963,12 +984,14 @@ def _verify_row(case: Case, opt: Optimum, name: str, beta, b, T: float, rec) -> 
 
 
 # ------------------------------------------------------------------------------------------------ the table
-def measure(case: Case) -> tuple[Optimum | None, list[Row]]:
-    """All rows of one case: the independent optimum, then the reference, the SMO and verify."""
+def measure(case: Case, primal: bool = True) -> tuple[Optimum | None, list[Row]]:
+    """All rows of one case: the independent optimum, then the reference (dual), the SMO, the reference (primal,
+    unless ``primal`` is false) and verify."""
     opt = independent_optimum(case)
     ref = run_reference(case, opt)
     smo_row, answer = run_smo(case, opt)
-    return opt, [ref, smo_row, *run_verify(case, opt, answer)]
+    extra = [run_reference(case, opt, form="primal")] if primal else []
+    return opt, [ref, smo_row, *extra, *run_verify(case, opt, answer)]
 
 
 def _e(x) -> str:
@@ -996,24 +1019,35 @@ def _flag(row: Row) -> str:
 
 
 def table(results: list[tuple[Case, Optimum | None, list[Row]]]) -> str:
-    """The markdown tables: per case the optimum and (reference, SMO) labels; then every verify verdict."""
-    lines = ["| case | formulation | N | C | D* | optimum check (gap, 2nd solver) | reference: label | true err obj/dec/b/α "
-             "| SMO (tol 1e-3): label | true err obj/dec/b/α | flags |", "|" + "---|" * 11]
+    """The markdown table of the cases: the optimum, the reference (dual; primal), the SMO: label and true error."""
+    lines = ["| case | formulation | N | C | D* | optimum check (gap, 2nd solver) | reference (dual): label | true err "
+             "obj/dec/b/α | reference (primal): label, true err obj/b | SMO (tol 1e-3): label | true err obj/dec/b/α "
+             "| flags |", "|" + "---|" * 12]
     for case, opt, rows in results:
-        ref, smo_row = rows[0], rows[1]
+        ref, smo_row, prim = rows[0], rows[1], _tool(rows, "reference (primal)")
         chk = "not convex" if opt is None else f"{_e(opt.gap)}, {opt.second} {_e(opt.agreement)}"
-        flags = "; ".join(f"{r.tool}: {_flag(r)}" for r in (ref, smo_row) if _flag(r))
+        flags = "; ".join(f"{r.tool}: {_flag(r)}" for r in (ref, prim, smo_row) if r is not None and _flag(r))
+        p = "-" if prim is None else f"{prim.label}, " + (
+            f"{_e(prim.errors['obj'])} / {_e(prim.errors['b'])}" if prim.errors else "n/a")
         lines.append(f"| {case.name} | {case.formulation} | {case.X.shape[0]} | {case.C:g} | "
                      f"{'-' if opt is None else f'{opt.objective:.10g}'} | {chk} | {ref.label} | {_err(ref, True)} | "
-                     f"{smo_row.label} | {_err(smo_row, True)} | {flags} |")
+                     f"{p} | {smo_row.label} | {_err(smo_row, True)} | {flags} |")
     return "\n".join(lines)
+
+
+def _tool(rows: list[Row], tool: str) -> Row | None:
+    return next((r for r in rows if r.tool == tool), None)
+
+
+def _verify_only(rows: list[Row]) -> list[Row]:
+    return [r for r in rows if r.tool.startswith("verify: ")]
 
 
 def verify_rows(results) -> str:
     """Every verify verdict: case, answer, T, verdict, advice, true errors, flag."""
     lines = ["| case | formulation | answer | T | verdict | advice | true err obj/dec/b | flag |", "|" + "---|" * 8]
     for case, _, rows in results:
-        for r in rows[2:]:
+        for r in _verify_only(rows):
             lines.append(f"| {case.name} | {case.formulation} | {r.tool[len('verify: '):]} | {r.T:.0e} | {r.label} | "
                          f"{r.note} | {_err(r)} | {_flag(r)} |")
     return "\n".join(lines)
@@ -1039,7 +1073,7 @@ def verify_summary(results) -> str:
     for case, opt, rows in results:
         if opt is None:
             continue
-        cells = [_cell([r for r in rows[2:] if r.tool[len("verify: "):].startswith(a)]) for a in ANSWERS]
+        cells = [_cell([r for r in _verify_only(rows) if r.tool[len("verify: "):].startswith(a)]) for a in ANSWERS]
         lines.append(f"| {case.name} | {case.formulation} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -1056,7 +1090,7 @@ def run(quick: bool, progress=None) -> list[tuple[Case, Optimum | None, list[Row
     out = []
     for case in cases(quick):
         t0 = time.perf_counter()
-        opt, rows = measure(case)
+        opt, rows = measure(case, primal=not quick or case.X.shape[0] <= QUICK_PRIMAL_MAX_N)
         out.append((case, opt, rows))
         if progress is not None:
             progress(f"{case.name} ({case.formulation}): {time.perf_counter() - t0:.1f} s")
