@@ -53,7 +53,8 @@ def l1_dual(K, y, C, inset=0.0):
 
 
 def decision(inst, alpha, b):
-    return inst.K_test @ (alpha * inst.y) + b
+    """The decision values on the instance: its training and held-out points."""
+    return np.vstack([inst.K, inst.K_test]) @ (alpha * inst.y) + b
 
 
 def dual_objective(K, y, alpha):
@@ -154,7 +155,8 @@ def test_exact_alpha_with_b_off_by_delta(rbf_optimum, delta):
 
 def test_ls_svm_with_scaled_w_fails_below_its_decision_error():
     """LS-SVM (000 eqs. (2), (7)) solved by its linear system here, then W scaled by 1 + 1e-4: the decision values
-    move by delta = 1e-4 max |W.Phi(x)|; verify fails it at tol < delta and its advice passes."""
+    move by delta = 1e-4 max |W.Phi(x)| (training and held-out points); verify fails it at tol < delta and its advice
+    passes."""
     inst = _instance("q-rbf-30", "ls_svm")
     K, y, C = inst.K, inst.y, inst.hyper["C"]
     N = len(y)
@@ -162,7 +164,8 @@ def test_ls_svm_with_scaled_w_fails_below_its_decision_error():
     A[0, 1:], A[1:, 0], A[1:, 1:] = y, y, np.outer(y, y) * K + np.eye(N) / C
     sol = np.linalg.solve(A, np.concatenate([[0.0], np.ones(N)]))
     alpha, b = sol[1:] * (1 + 1e-4), sol[0]
-    delta = float(np.max(np.abs(inst.K_test @ (alpha * y) - inst.K_test @ (sol[1:] * y))))
+    rows = np.vstack([K, inst.K_test])
+    delta = float(np.max(np.abs(rows @ (alpha * y) - rows @ (sol[1:] * y))))
     rec = verify.check(_fixed(alpha, b), "ls_svm", [inst], delta / 2)[0]
     assert rec.verdict == "fail" and rec.decision_gap == pytest.approx(delta, rel=1e-6)
     t = rec.would_pass_at_tol
@@ -234,7 +237,7 @@ def test_a_comparison_the_reference_cannot_resolve_is_never_a_fail():
     inst = _instance("q-linear-20")
     alpha, b = l1_dual(inst.K, inst.y, inst.hyper["C"])
     ref = verify.specs.get("l1_svm").build_reference(inst, None)
-    ref_err = float(np.max(np.abs(inst.K_test @ ref.coef + ref.b - decision(inst, alpha, b))))
+    ref_err = float(np.max(np.abs(np.vstack([inst.K, inst.K_test]) @ ref.coef + ref.b - decision(inst, alpha, b))))
     for t in (1e-8, 1e-9, 1e-10):  # above the answer's own residuals (~2e-12)
         rec = verify.check(_fixed(alpha, b), "l1_svm", [inst], t)[0]
         assert rec.verdict in ("pass", "unresolved"), (t, rec.reason)

@@ -40,7 +40,7 @@ ECOS cross-check whose disagreement is reported); the solver's objective and its
 formulation, computed here with numpy (:mod:`svmref.verify.kkt`: dual feasibility box and equality,
 primal feasibility of the recovered primal, complementarity, stationarity); the duality gap between
 the recovered primal and the dual; the agreement of the decision function with the reference's on
-held-out points; the solver's time. A verdict per instance names every failed check and its worst
+training and held-out points; the solver's time. A verdict per instance names every failed check and its worst
 offender, e.g. ``box 3.1e-01 > 1e-06: alpha_17 = -0.31 is outside [0, 1] (C = 1)``.
 
 For ``sparse_ls_svm`` (not convex) verify checks that the answer is a fixed point of 004's Algorithm 1:
@@ -51,7 +51,8 @@ at ``tol`` means every reported error is at most ``tol`` in its unit: the object
 ``|objective*|``), the duality gap, box and equality (relative), the KKT residuals in the solution's units
 (``stationarity``, ``kkt_absolute``: the natural residual, margin units for classification, ``max|y|`` for
 regression; an interior-point answer is charged for its distance to the bounds, not for the gradient), ``b``
-(``b_gap``, its distance from the reference's optimal interval) and the decision values on held-out points
+(``b_gap``, its distance from the reference's optimal interval) and the decision values on the training and
+held-out points
 (``decision_gap``). A comparison with the reference is only judged as far as the reference resolves it
 (:func:`svmref.verify.reference.resolution`): otherwise the verdict is ``unresolved``, never a pass or fail.
 

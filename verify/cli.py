@@ -62,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     p = ArgumentParser(
         prog="svmref verify",
         description="Hold a solver against the cvxpy reference (objective, KKT residuals, duality gap, "
-        "decision function on held-out points) and print a verdict per instance with the reason.",
+        "decision function on the training and held-out points) and print a verdict per instance with the reason.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -71,11 +71,20 @@ def _b_range(b: float, derived: bool, lo: float, hi: float) -> tuple[float, floa
     return b, b
 
 
+def _rows(spec, inst) -> np.ndarray:
+    """The points the decision values are compared on: the training points and the held-out ones (the rows
+    ``Phi(x) . Phi(x_i)``, or ``x`` for a solver on features)."""
+    train = inst.X if spec.on_features else inst.K
+    held = spec.held_out(inst)
+    return np.vstack([train, held]) if np.size(held) else train
+
+
 def _decision(spec, inst, r, ref) -> tuple[float, float]:
     """``(decision_gap, b_gap)`` in the solution's unit: the largest difference of the decision values on the
-    held-out points, with each side's ``b`` free in its KKT interval where it is not unique (the best pair), and
-    the distance of the given ``b`` from the reference's interval (``nan``: no ``b``, or ``b`` derived)."""
-    rows = spec.held_out(inst)
+    training and held-out points, of ``f = W.Phi(x) + b`` with each side's ``b`` free in its KKT interval where it is
+    not unique (the best pair) and of ``W.Phi(x)`` alone (``W`` is unique at the optimum), and the distance of the
+    given ``b`` from the reference's interval (``nan``: no ``b``, or ``b`` derived)."""
+    rows = _rows(spec, inst)
     d = rows @ r.coef - rows @ ref.coef
     unit = r.unit
     if not spec.has_b:
@@ -85,13 +94,14 @@ def _decision(spec, inst, r, ref) -> tuple[float, float]:
     r_lo, r_hi = _b_range(float(ref.b or 0.0), True, ref.b_low, ref.b_high)
     lo, hi = s_lo - r_hi, s_hi - r_lo
     shift = min(max(-0.5 * (float(np.max(d)) + float(np.min(d))), lo), hi) if d.size else 0.0
-    dg = float(np.max(np.abs(d + shift))) / unit if d.size else 0.0
+    # f = W.Phi(x) + b with each b at its best, and W.Phi(x) alone (W is unique at the optimum, b may not be)
+    dg = max(float(np.max(np.abs(d + shift))), float(np.max(np.abs(d)))) / unit if d.size else 0.0
     bg = float("nan") if r.b_derived else max(r_lo - b_s, b_s - r_hi, 0.0) / unit
     return dg, bg
 
 
 def _compare(spec, inst, r, ref, values: dict, where: dict) -> None:
-    """Add the objective gap, the b gap and the decision gap on held-out points, against the reference, and how
+    """Add the objective gap, the b gap and the decision gap on the instance's points, against the reference, and how
     far the reference resolves each (``<name>_resolution``)."""
     og = abs(r.objective - ref.objective) / max(abs(ref.objective), float(np.finfo(float).tiny))
     values["objective_gap"] = og
@@ -103,7 +113,8 @@ def _compare(spec, inst, r, ref, values: dict, where: dict) -> None:
     dg, bg = _decision(spec, inst, r, ref)
     values["decision_gap"] = dg
     unit = "margin units" if r.unit == 1.0 and spec.classification else f"units of max|y| = {r.unit:.3g}"
-    where["decision_gap"] = (f"decision function differs from the reference's on held-out points by {dg:.2e} ({unit})"
+    where["decision_gap"] = (f"decision function (W.Phi(x) + b, or W.Phi(x) alone) differs from the reference's on the "
+                             f"training and held-out points by {dg:.2e} ({unit})"
                              + ("" if r.b_unique and ref.b_unique else
                                 "; b is not unique here: each side's b is taken at its best in its KKT interval"))
     values["b_gap"] = bg
@@ -111,7 +122,7 @@ def _compare(spec, inst, r, ref, values: dict, where: dict) -> None:
         where["b_gap"] = (f"b = {float(r.b):.6g} is {bg:.2e} ({unit}) outside the reference's KKT interval "
                           f"[{ref.b_low:.6g}, {ref.b_high:.6g}]")
     train = inst.X if spec.on_features else inst.K
-    for k, v in ref.resolution(train, spec.held_out(inst)).items():
+    for k, v in ref.resolution(train, _rows(spec, inst)).items():
         values[k + "_resolution"] = v
 
 

@@ -166,7 +166,7 @@ def resolution(ref: Reference, train_rows, test_rows) -> dict:
     * ``b`` and decision values (in the solution's unit, :attr:`kkt.Residuals.unit`): a first-order estimate,
       the effect of one active-set Newton step from the reference's point (:func:`kkt.active_set_correction`:
       the ``alpha_i`` whose step reaches a bound moved onto it, the others re-solved with ``b``; the exact
-      Newton correction for LS-SVM and RLS): ``|K(x, .) dcoef + db|`` on the held-out points, ``|db|`` for ``b``.
+      Newton correction for LS-SVM and RLS): ``|K(x, .) dcoef + db|`` on the compared points, ``|db|`` for ``b``.
       Where no dense step is taken (the support features machine; ``N > kkt.SYSTEM_N``) each coefficient's
       diagonal step (:func:`kkt.step_error`) without signs: ``sum_j |k(x, x_j)| |dcoef_j|``, and for ``b`` (the
       optimal biases of the primal for the reference's ``W``, :func:`kkt.primal_b_interval`, whose breakpoints
@@ -188,7 +188,8 @@ def resolution(ref: Reference, train_rows, test_rows) -> dict:
     err = np.asarray(r.coef_error, dtype=float)
     if r.coef_correction:  # a signed Newton correction: its effect, exact to first order
         b_err = abs(r.b_correction) / unit + r.floor
-        test = float(np.max(np.abs(test_rows @ err + r.b_correction))) / unit if np.size(test_rows) else 0.0
+        moved = test_rows @ err if np.size(test_rows) else np.zeros(1)  # W.Phi(x) alone, and with b
+        test = max(float(np.max(np.abs(moved + r.b_correction))), float(np.max(np.abs(moved)))) / unit
     else:
         train = float(np.max(np.abs(train_rows) @ np.abs(err))) if n else 0.0
         b_err = train / unit + r.floor
