@@ -1,14 +1,15 @@
 """Every label against an independent optimum (``benchmarks/labels.py``): no result labelled certified, optimal
-or pass is further from the optimum than its label says.
+or pass is further from the optimum than its label says, and the reference certifies every convex case.
 
 The optimum is computed in ``benchmarks/labels.py`` without :mod:`svmref.formulations` and without
 :mod:`svmref.solvers` (plain cvxpy duals from the papers, CLARABEL, an active-set Newton refinement in extended
-precision, a primal-dual gap and a second solver). The fast subset runs here (``python benchmarks/labels.py --quick``): the
-named cases that are cheap and verify's adversarial suite for the Least 1-Norm SVM, the L1-SVM and epsilon-SVR;
-the rest of the full table (L2 and LS on the adversarial suite, the hard Least 1-Norm problem at C = 1e6, the
-offset features for Least 1-Norm and LS) is marked slow. The detector is shown to fail on
-planted mislabels: a 10 %-off point labelled optimal, a certificate on a wrong objective, a pass on an answer
-whose b is off.
+precision, a primal-dual gap and a second solver). The fast subset runs here (``python benchmarks/labels.py
+--quick``): the named cases that are cheap and verify's adversarial suite for the Least 1-Norm SVM, the L1-SVM and
+epsilon-SVR; the rest of the full table (L2 and LS on the adversarial suite, the hard Least 1-Norm problem at
+C = 1e6, the offset features for Least 1-Norm and LS) is marked slow. The detector is shown to fail on planted
+mislabels: a 10 %-off point labelled optimal, a certificate on a wrong objective, a pass on an answer whose b is
+off. A slip in a cvxpy model shows as a refusal (the certificate holds the model as written to the certified
+point), which :func:`test_reference_certifies_every_convex_case` turns into a failure.
 """
 from __future__ import annotations
 
