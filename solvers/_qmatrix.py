@@ -62,13 +62,66 @@ def _check_alloc(nbytes: int, what: str) -> None:
                           "of memory is available")
 
 
+#: Absolute accuracy of the RBF/Gaussian column values (:data:`svmref.kernels.EXPANSION_ATOL`).
+_ATOL = _kernels.EXPANSION_ATOL
+#: ``kappa u`` of :func:`svmref.kernels.expansion_bound` is ``(2 d + 8) _UNIT``: the unit roundoff of float64.
+_UNIT = _kernels.expansion_bound(1) / 10.0
+
+
 @njit(cache=True)
-def _kernel_col(XT, xx, kcode, gamma, c, deg, p, out):
+def _exact_sq(X, t, p):
+    """``||x_t - x_p||^2`` in the difference form from the rows of the raw ``X`` (relative error ``(d + 2) u``)."""
+    s = 0.0
+    for k in range(X.shape[1]):
+        v = X[t, k] - X[p, k]
+        s += v * v
+    return s
+
+
+@njit(cache=True)
+def _rbf_exponents(xx, xxmax, X, gamma, cbound, p, out):
+    """``out[t] = -gamma ||x_t - x_p||^2`` from the inner products ``out[t] = a_t'a_p`` of the shifted points and their
+    squared norms ``xx`` (the expansion), with the rule of :func:`svmref.kernels.rbf_kernel`: an entry whose bound
+    ``T = cbound (xx_t + xx_p)`` on ``gamma`` times the expansion's error (``cbound = gamma kappa u``,
+    :func:`svmref.kernels.expansion_bound`) gives ``T exp(-max(gamma D - T, 0)) > _ATOL``, or whose value is NaN, is
+    recomputed in the difference form from the raw ``X``. Only entries with ``gamma D`` below
+    :func:`svmref.kernels.exponent_threshold` of the column's largest ``T`` are tested (none, for well-scaled data),
+    after the plain loop, which counts them and stays vectorised; ``xxmax = max(xx)``."""
+    xp = xx[p]
+    n = out.shape[0]
+    tmax = cbound * (xxmax + xp)
+    ethr = -np.inf  # exponent_threshold(tmax): below it an entry is a candidate (none where tmax <= _ATOL)
+    if tmax > _ATOL:
+        ethr = (tmax + math.log(tmax / _ATOL)) * (1.0 + 2.0 ** -40)
+    nc = 0
+    for t in range(n):
+        r = xx[t] + xp - 2.0 * out[t]
+        if r < 0.0:
+            r = 0.0
+        e = gamma * r
+        out[t] = -e
+        nc += 0 if e >= ethr else 1  # a select, not a branch: the loop stays vectorised
+    nc -= 0 if -out[p] >= ethr else 1
+    out[p] = 0.0
+    if nc == 0:
+        return
+    for t in range(n):
+        e = -out[t]
+        if not (e >= ethr) and t != p:
+            T = cbound * (xx[t] + xp)
+            if e != e or (T > _ATOL and not (e - T >= math.log(T / _ATOL))):
+                out[t] = -gamma * _exact_sq(X, t, p)
+
+
+@njit(cache=True)
+def _kernel_col(XT, xx, xxmax, X, kcode, gamma, c, deg, p, out):
     """``out[t] = k(x_t, x_p)`` for every pattern t (the kernel conventions of :mod:`svmref.kernels`).
 
     ``XT`` is ``X`` transposed (``d x N``, C order): the dot products are accumulated feature by feature over
     contiguous rows, a loop the compiler vectorises (1.5x faster than row-wise dot products at d = 10); the
-    additions are in the same order, so the values are the same to the bit.
+    additions are in the same order, so the values are the same to the bit. For the RBF/Gaussian kernels ``XT``
+    and ``xx`` are those of the shifted points ``X - m`` (:class:`RawKernel`), and the raw ``X`` (rows) serves the
+    difference form where the expansion is not accurate enough (:func:`_rbf_exponents`).
     """
     d, N = XT.shape
     for t in range(N):
@@ -82,13 +135,7 @@ def _kernel_col(XT, xx, kcode, gamma, c, deg, p, out):
         for t in range(N):
             out[t] = (1.0 + out[t] / c) ** deg
     elif kcode == 2:
-        xp = xx[p]
-        for t in range(N):
-            r = xx[t] + xp - 2.0 * out[t]
-            if r < 0.0:
-                r = 0.0
-            out[t] = -gamma * r
-        out[p] = 0.0
+        _rbf_exponents(xx, xxmax, X, gamma, gamma * ((2.0 * d + 8.0) * _UNIT), p, out)
         for t in range(N):
             out[t] = math.exp(out[t])
 
@@ -100,7 +147,7 @@ def get_col(Q, p):
     Dense: the row ``K[p]`` in place. Raw X: from the cache, or computed into the least recently used slot.
     The returned array stays valid until two further columns have been requested (the cache keeps at least 2).
     """
-    kind, K, XT, xx, kcode, gamma, c, deg, buf, slot_of, owner, stamp, ctr = Q
+    kind, K, XT, xx, kcode, gamma, c, deg, buf, slot_of, owner, stamp, ctr, X, xxmax = Q
     if kind == KIND_DENSE:
         return K[p]
     ctr[0] += 1
@@ -123,7 +170,7 @@ def get_col(Q, p):
     slot_of[p] = best
     stamp[best] = ctr[0]
     ctr[2] += 1
-    _kernel_col(XT, xx, kcode, gamma, c, deg, p, buf[best])
+    _kernel_col(XT, xx, xxmax, X, kcode, gamma, c, deg, p, buf[best])
     return buf[best]
 
 
@@ -434,7 +481,7 @@ class PrecomputedKernel:
     def numba_q(self):
         """The tuple :func:`get_col` reads."""
         return (KIND_DENSE, self.K, _EMPTY2, _EMPTY1, 0, 0.0, 1.0, 1.0, _EMPTY2, _EMPTYI, _EMPTYI, _EMPTYI,
-                np.zeros(3, dtype=np.int64))
+                np.zeros(3, dtype=np.int64), _EMPTY2, 0.0)
 
     def cache_info(self) -> dict:
         return {"kind": self.kind}
@@ -461,7 +508,11 @@ class RawKernel:
         Megabytes for cached columns (as ``sklearn.svm.SVC(cache_size=200)``). At least two columns are
         always kept (the working pair), whatever the size; a 1 MB cache is slow, never wrong.
 
-    The full ``N x N`` K is never formed; memory is ``cache_size`` plus ``O(N d)``.
+    The full ``N x N`` K is never formed; memory is ``cache_size`` plus ``O(N d)``. The ``rbf`` and ``gaussian``
+    columns are accurate to 1e-12 (absolute) whatever the offset of the data, as :func:`svmref.kernels.rbf_kernel`
+    is: the compiled loop works on ``X`` shifted by its mean and recomputes in the difference form what the
+    expansion cannot give to that accuracy (:func:`_rbf_exponents`); ``sigma`` whose square under- or overflows
+    (``1e-200``) is refused naming sigma.
     """
 
     kind = "raw"
@@ -482,18 +533,8 @@ class RawKernel:
             raise ValueError(f"d (polynomial degree) must be an integer >= 1; got {d!r}")
         self.d = int(d)
         self.cache_size = cache_size
-        with np.errstate(over="ignore", invalid="ignore"):
-            self._xx = np.einsum("ij,ij->i", X, X)
-        if not np.all(np.isfinite(self._xx)):
-            raise ValueError(f"X is too large in scale for the kernel: squared norms overflow (max |X_ij| = "
-                             f"{float(np.max(np.abs(X))):.3g}); rescale X")
         self._code = RAW_KERNELS[kernel]
-        if kernel == "rbf":
-            self._gamma = 1.0 / (self.sigma * self.sigma)
-        elif kernel == "gaussian":
-            self._gamma = 0.5 / (self.sigma * self.sigma)
-        else:
-            self._gamma = 0.0
+        self._prepare(X)
         if self._code == 0:
             self._diag = self._xx.copy()
         elif self._code == 1:
@@ -505,12 +546,33 @@ class RawKernel:
         n_slots = int(cache_size * 1024**2 // (8 * self.n))
         self.n_slots = min(self.n, max(2, n_slots))
         _check_alloc(8 * self.n_slots * self.n, f"the column cache ({self.n_slots} columns of {self.n})")
-        self._XT = np.ascontiguousarray(X.T)  # d x N: the compiled column loop reads features contiguously
         self._buf = np.empty((self.n_slots, self.n))
         self._slot_of = np.full(self.n, -1, dtype=np.int64)
         self._owner = np.full(self.n_slots, -1, dtype=np.int64)
         self._stamp = np.zeros(self.n_slots, dtype=np.int64)
         self._ctr = np.zeros(3, dtype=np.int64)
+
+    def _prepare(self, X) -> None:
+        """What the compiled column loop reads: ``_XT`` (d x N, C order: it reads features contiguously), the
+        squared norms ``_xx`` and the rate ``_gamma``. For ``rbf``/``gaussian`` these are of the shifted points
+        ``X - m``, ``m = `` :func:`svmref.kernels.distance_shift` ``(X)`` (``_shift``), so that the expansion
+        ``||a||^2 + ||b||^2 - 2 a'b`` has nothing to cancel for a feature with a large offset (the column values are
+        then accurate to 1e-12 absolute, as :func:`svmref.kernels.rbf_kernel`'s); linear and poly read X itself."""
+        rbf = self._code == 2
+        if rbf:
+            self._gamma = _kernels.rbf_gamma(self.sigma, 1.0 if self.kernel == "rbf" else 0.5)
+            self._shift = _kernels.distance_shift(X)
+        else:
+            self._gamma = 0.0
+            self._shift = np.zeros(self.d_features)
+        with np.errstate(over="ignore", invalid="ignore"):
+            A = X - self._shift if rbf else X
+            self._xx = np.einsum("ij,ij->i", A, A)
+        if not np.all(np.isfinite(self._xx)):
+            what = "X minus its mean" if rbf else "X"
+            raise ValueError(f"X is too large in scale for the kernel: squared norms of {what} overflow (max |X_ij| = "
+                             f"{float(np.max(np.abs(X))):.3g}); rescale X")
+        self._XT = np.ascontiguousarray(A.T)
 
     def _params(self) -> dict:
         if self._code == 1:
@@ -552,7 +614,7 @@ class RawKernel:
 
     def numba_q(self):
         return (KIND_RAW, _EMPTY2, self._XT, self._xx, self._code, self._gamma, self.c, float(self.d), self._buf,
-                self._slot_of, self._owner, self._stamp, self._ctr)
+                self._slot_of, self._owner, self._stamp, self._ctr, self.X, float(np.max(self._xx)))
 
     def cache_info(self) -> dict:
         """Slots, hits and misses (kernel columns computed) so far."""
