@@ -57,7 +57,8 @@ class BoxCertifier:
     def _polish(self, C, alpha, found, tol):
         """Polish (cheap: one dense solve on the free set) unless the gap is already far inside tol: a
         certificate above a tenth of tol would otherwise count as marginal and run the second solver; if it
-        still does not certify, re-solve in better scaling and polish again."""
+        still does not certify, the primal active-set method (:func:`._certify.box_active_set`), then a re-solve in
+        better scaling, polished again."""
         c, a, b = found
         if not c.certified or c.residuals["rel_gap"] > 0.1 * tol:
             c2, a2, b2 = cert.box_polish(self.kind, self.K, self.y, C, alpha, tol)
@@ -65,6 +66,14 @@ class BoxCertifier:
                                                       and c2.residuals["rel_gap"] < c.residuals["rel_gap"]):
                 c, a, b = c2, a2, b2
                 c.polished = True
+        if not c.certified:  # the rigorous active-set method from the best point found (finite, feasible iterates)
+            for start in (a, alpha):
+                c4, a4, b4 = cert.box_active_set(self.kind, self.K, self.y, C, start, tol)
+                if (c4.certified and not c.certified) or c4.residuals["rel_gap"] < c.residuals["rel_gap"]:
+                    c, a, b = c4, a4, b4
+                    c.polished = True
+                if c.certified:
+                    break
         if not c.certified:
             alpha3 = cert.box_scaled_resolve(self.kind, self.K, self.y, C, tol=tol)
             if alpha3 is not None:
@@ -90,10 +99,11 @@ class BoxCertifier:
         c.objective = c.residuals["objective_primal"]
         if (c.polished or rebuild) and self.Phi is not None:
             y = self.y
-            f = self.K @ (y * a)
+            W = self.Phi.T @ (y * a)
+            f = self.Phi @ W  # the model's own f (K = Phi Phi' to round-off): its constraints hold at the point
             r = 1.0 - y * (f + b)
             xi = r if self.kind == "l1n" else np.maximum(r, 0.0)
-            c.values = {"W": self.Phi.T @ (y * a), "b": b, self.slack: (np.abs(xi) if self.slack == "t" else xi)}
+            c.values = {"W": W, "b": b, self.slack: (np.abs(xi) if self.slack == "t" else xi)}
         return c
 
     def constraint_duals(self, c: Certified, hyper: dict) -> list:

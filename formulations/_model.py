@@ -41,7 +41,8 @@ EPS = float(np.finfo(float).eps)
 @dataclass
 class ModelReport:
     """The model at the point: its ``objective`` (own sense), the absolute ``floor`` of evaluating it
-    (``8 n eps`` times the size of its terms, :func:`magnitude`; ``n`` the number of scalar unknowns), the largest relative
+    (``8 n eps`` times the size of its terms, :func:`magnitude`, plus its sensitivity to the round-off of the
+    variables at the scale of their constraints; ``n`` the number of scalar unknowns), the largest relative
     constraint ``violation`` and the constraint it is in (``worst``, ``"constraint k"``), and, given
     multipliers, the relative ``stationarity`` residual of the Lagrangian, the ``complementarity``
     ``sum_c |lam_c' expr_c|`` (absolute, in the objective's units) and the largest wrong-signed multiplier
@@ -109,10 +110,11 @@ def magnitude(expr) -> np.ndarray:
         return np.abs(np.asarray(expr.value, dtype=float))
 
 
-def _violations(problem, jacs: _Jacobians) -> tuple[float, str]:
+def _violations(problem, jacs: _Jacobians) -> tuple[float, str, dict]:
     """The largest constraint violation relative to its scale: the larger of the constraint's own
     (:func:`constraint_scale`) and those of the other constraints its variables appear in (a bound ``delta >= 0``
-    on a slack whose values are all round-off is measured on the scale of the margins that define the slack)."""
+    on a slack whose values are all round-off is measured on the scale of the margins that define the slack).
+    Returns ``(violation, where, scale of each variable's constraints)``."""
     scales = [constraint_scale(c.expr, jacs.of(c)) for c in problem.constraints]
     var_scale: dict = {}
     for c, sc in zip(problem.constraints, scales):
@@ -125,7 +127,25 @@ def _violations(problem, jacs: _Jacobians) -> tuple[float, str]:
         rel = v / s if s > 0 else (0.0 if v == 0 else math.inf)
         if not rel <= worst:
             worst, where = rel, f"constraint {k} ({type(c).__name__})"
-    return worst, where
+    return worst, where, var_scale
+
+
+def _entry_scales(problem, jacs: _Jacobians, var_id, size: int) -> np.ndarray:
+    """Per entry of a variable, the size of the terms of the one-per-entry constraint rows that define it (a slack
+    ``xi_i`` in ``y_i f_i + xi_i >= 1``: ``1 + |f_i| + |xi_i|``), at which it is rounded; 0 for a variable that only
+    appears in aggregate rows (``sum beta = 0``), whose rounding is its own size, counted in the objective's."""
+    out = np.zeros(size)
+    for c in problem.constraints:
+        for var, G in jacs.of(c):
+            if var.id != var_id or G.shape != (size, size):
+                continue
+            rows = np.zeros(size)
+            for v2, G2 in jacs.of(c):
+                rows += np.abs(G2.T) @ np.abs(_flat(v2.value))
+            rows += np.abs(_flat(c.expr.value) - sum(G2.T @ _flat(v2.value) for v2, G2 in jacs.of(c)))
+            d = np.abs(np.diagonal(G))
+            out = np.maximum(out, np.where(d > 0, rows / np.where(d > 0, d, 1.0), 0.0))
+    return out
 
 
 def _abs_copy(expr):
@@ -239,9 +259,12 @@ def evaluate(problem: cp.Problem, duals: list | None = None, *, kink: float = 1e
         return ModelReport(math.nan, math.inf, math.inf, "a variable without a value")
     n = sum(v.size for v in problem.variables())
     objective = float(problem.objective.value)
-    floor = 8.0 * n * EPS * float(np.sum(magnitude(problem.objective.expr)))
     jacs = _Jacobians(problem)
-    violation, worst = _violations(problem, jacs)
+    violation, worst, _ = _violations(problem, jacs)
+    # round-off of evaluating the objective, and of the variables themselves at the scale of the constraints
+    # that define them (a slack 1 - y f rounded at the size of 1 + |f|, times C in the objective)
+    sensitivity = sum(float(g @ _entry_scales(problem, jacs, k, g.size)) for k, g in _gradient_size(problem).items())
+    floor = 8.0 * n * EPS * (float(np.sum(magnitude(problem.objective.expr))) + sensitivity)
     rep = ModelReport(objective, floor, violation, worst)
     cons = problem.constraints
     if duals is not None and (len(duals) != len(cons) or any(

@@ -60,10 +60,11 @@ class SVRCertifier:
         if self.form == "dual":
             c.objective, c.values = d, {"alpha_plus": np.maximum(bt, 0.0), "alpha_minus": np.maximum(-bt, 0.0)}
         else:
-            t = self.y - self.K @ bt - b
+            W = self.Phi.T @ bt
+            t = self.y - self.Phi @ W - b  # the model's own f (K = Phi Phi' to round-off)
             eps = hyper["epsilon"]
             c.objective = p
-            c.values = {"W": self.Phi.T @ bt, "b": b, "xi": np.maximum(t - eps, 0.0), "xi_star": np.maximum(-t - eps, 0.0)}
+            c.values = {"W": W, "b": b, "xi": np.maximum(t - eps, 0.0), "xi_star": np.maximum(-t - eps, 0.0)}
         return c
 
     def constraint_duals(self, c: Certified, hyper: dict) -> list:

@@ -362,13 +362,15 @@ def test_singular_system_is_refused_naming_the_condition_number():
 
 def test_uncertifiable_solution_is_refused_naming_the_residual(monkeypatch):
     """A solver answer that does not certify is refused, naming the residual and its size. Here CLARABEL
-    stops after 3 iterations and the two repairs (polish, re-solve in better scaling) are disabled."""
+    stops after 3 iterations and the three repairs (polish, active-set method, re-solve in better scaling) are
+    disabled."""
     from svmref.formulations import _certify as cert
 
     K, y = case("rbf")
     prob = F.get("l1_svm").dual(K, y, C=10.0)
     monkeypatch.setattr(cert, "box_polish", lambda kind, K, y, C, alpha, tol: cert.box_certificate(kind, K, y, C, alpha, tol))
     monkeypatch.setattr(cert, "box_scaled_resolve", lambda *a, **k: None)
+    monkeypatch.setattr(cert, "box_active_set", lambda kind, K, y, C, alpha, tol: cert.box_certificate(kind, K, y, C, alpha, tol))
     with pytest.raises(F.ReferenceSolveError, match=r"does not certify.*rel_gap = [\d.e+-]+ > 1e-08"):
         F.solve(prob, options={"max_iter": 3})
     # accepted on request, but never labelled optimal
