@@ -55,15 +55,16 @@ class BoxCertifier:
         return self._report(c, a, b, rebuild=alpha_override is not None)
 
     def _polish(self, C, alpha, found, tol):
-        """Polish (cheap: one dense solve on the free set) unless the gap is already far inside tol: a
-        certificate above a tenth of tol would otherwise count as marginal and run the second solver; if it
+        """Polish (cheap: one dense solve on the free set) unless the gap is already far inside tol and the point
+        at round-off (KKT residual below :data:`._certify.POINT_KKT`: verify compares decision values and b with
+        the reference's, which must then be accurate far below any tol it checks); a certificate above a tenth of
+        tol would otherwise count as marginal and run the second solver; if it
         still does not certify, the primal active-set method (:func:`._certify.box_active_set`), then a re-solve in
         better scaling, polished again."""
         c, a, b = found
-        if not c.certified or c.residuals["rel_gap"] > 0.1 * tol:
+        if not c.certified or c.residuals["rel_gap"] > 0.1 * tol or c.residuals["kkt"] > cert.POINT_KKT:
             c2, a2, b2 = cert.box_polish(self.kind, self.K, self.y, C, alpha, tol)
-            if (c2.certified and not c.certified) or (c2.certified == c.certified
-                                                      and c2.residuals["rel_gap"] < c.residuals["rel_gap"]):
+            if cert.better(c2, c):
                 c, a, b = c2, a2, b2
                 c.polished = True
         if not c.certified:  # the rigorous active-set method from the best point found (finite, feasible iterates)

@@ -49,9 +49,9 @@ class SVRCertifier:
         if beta is None or beta.shape != self.y.shape or not np.all(np.isfinite(beta)):
             return None
         c, bt, b = cert.svr_certificate(self.K, self.y, hyper["C"], hyper["epsilon"], beta, tol)
-        if not c.certified or c.residuals["rel_gap"] > 0.1 * tol:  # polish (one dense solve on the free set)
-            c2, bt2, b2 = cert.svr_polish(self.K, self.y, hyper["C"], hyper["epsilon"], beta, tol)
-            if (c2.certified and not c.certified) or c2.residuals["rel_gap"] < c.residuals["rel_gap"]:
+        if not c.certified or c.residuals["rel_gap"] > 0.1 * tol or c.residuals["kkt"] > cert.POINT_KKT:
+            c2, bt2, b2 = cert.svr_polish(self.K, self.y, hyper["C"], hyper["epsilon"], beta, tol)  # one dense solve
+            if cert.better(c2, c):
                 c, bt, b = c2, bt2, b2
                 c.polished = True
         p, d = c.residuals["objective_primal"], c.residuals["objective_dual"]
