@@ -96,6 +96,9 @@ PROX_RHO = 1e-6
 #: takes ~20 s on a loaded machine).
 QUICK_PRIMAL_MAX_N = 100
 
+#: The perturbed answers are off by this multiple of T: just above the bound a pass at T promises.
+OFF = 1.5
+
 #: Verify's tolerances exercised.
 VERIFY_TOLS = (1e-3, 1e-6)
 
@@ -891,14 +894,14 @@ def _answer_alpha(case: Case, beta) -> np.ndarray:
 
 
 def perturbed_answers(case: Case, opt: Optimum, T: float, seed: int = 0) -> list[tuple[str, np.ndarray, float]]:
-    """Answers a tool might return, each ``(name, beta, b)``: the exact alpha with b off by ``3T`` (in the units of
+    """Answers a tool might return, each ``(name, beta, b)``: the exact alpha with b off by ``OFF T`` (in the units of
     f, beyond the optimal interval); alpha moved on the free set (``s'beta = 0`` kept) so that the decision values
-    are off by up to ``3T``; and the interior-point answers, each variable at a bound moved ``1e-5 C`` and ``1e-8 C``
-    inside it (:data:`INTERIOR`)."""
+    are off by up to ``OFF T`` (:data:`OFF`); and the interior-point answers, each variable at a bound moved
+    ``1e-5 C`` and ``1e-8 C`` inside it (:data:`INTERIOR`)."""
     d = case.dual
     beta = np.asarray(opt.beta, dtype=float)
     hi = max(opt.b_lo, opt.b_hi, opt.b)
-    out = [(f"b off {3 * T:.0e}", beta, hi + 3 * T * opt.scale)]
+    out = [(f"b off {OFF * T:.1e}", beta, hi + OFF * T * opt.scale)]
     free = np.flatnonzero((beta > d.lo) & (beta < d.hi))
     if free.size >= 2:
         v = np.random.default_rng(seed).standard_normal(free.size)
@@ -906,10 +909,10 @@ def perturbed_answers(case: Case, opt: Optimum, T: float, seed: int = 0) -> list
         step = np.zeros_like(beta)
         step[free] = v
         dg = np.max(np.abs((case.exact_cross() @ d.coef(step)).astype(float)))
-        t = 3 * T * opt.scale / dg if dg > 0 else 0.0
+        t = OFF * T * opt.scale / dg if dg > 0 else 0.0
         room = np.min(np.where(step[free] > 0, (d.hi[free] - beta[free]) / np.abs(step[free] + 1e-300),
                                (beta[free] - d.lo[free]) / np.abs(step[free] + 1e-300)))
-        out.append((f"f off {3 * T:.0e}", beta + min(t, 0.999 * room) * step, opt.b))
+        out.append((f"f off {OFF * T:.1e}", beta + min(t, 0.999 * room) * step, opt.b))
     at = (beta <= d.lo) | (beta >= d.hi)
     if np.any(at):
         out += [(f"interior {frac:.0e} C", _interior(d, beta, free, frac * case.C), opt.b) for frac in INTERIOR]

@@ -164,7 +164,7 @@ def test_a_pass_on_an_answer_with_b_off_is_a_violation():
     rows = labels.run_verify(case, opt, None, check=lenient_check)
     b_rows = [r for r in rows if r.tool.startswith("verify: b off")]
     assert b_rows and all(r.violated for r in b_rows)
-    assert all(r.errors["b"] == pytest.approx(3 * r.T, rel=1e-6) for r in b_rows)
+    assert all(r.errors["b"] == pytest.approx(labels.OFF * r.T, rel=1e-6) for r in b_rows)
 
 
 # ---- no label stronger than its evidence ---------------------------------------------------------------
