@@ -218,8 +218,8 @@ def compute(seed: int = DEFAULT_SEED, *, C: float = 1.0, n_per_class: int = 20, 
     """Train both models with and without the two outliers and return the numbers to draw.
 
     ``check=True`` solves each dual with the cvxpy reference and raises :class:`RuntimeError` when
-    ``|D(alpha_solver) - D*| > rtol |D*|`` (relative to the optimum itself, with no floor at 1). ``fast`` is accepted for the common figure
-    interface and changes nothing (this figure is already fast).
+    ``|D(alpha_solver) - D*| > rtol |D*|`` (relative to the optimum itself, with no floor at 1). ``fast`` is
+    accepted for the common figure interface and changes nothing (this figure is already fast).
     """
     C = check_positive(C, "C")
     X, y = make_data(seed, n_per_class)

@@ -1141,8 +1141,9 @@ def svr_half_C(K, y, C, epsilon):
 def test_sklearn_svr_decision_error_is_what_verify_reports(suite):
     """scikit-learn's SVR shares LIBSVM's single-precision kernel cache: its decision values are off by ~1e-6.
     Measured against the SMO run to 1e-10 (not against verify's reference), verify never reports more decision
-    error than there is (beyond the reference's stated resolution), and fails SVR only on the decision values (or b, or the margins) where that error is above
-    tol; elsewhere it passes, or says the reference cannot resolve tol (never a pass or fail it cannot back)."""
+    error than there is (beyond the reference's stated resolution), and fails SVR only on the decision values (or
+    b, or the margins) where that error is above tol; elsewhere it passes, or says the reference cannot resolve tol
+    (never a pass or fail it cannot back)."""
     report = verify.check(sklearn_svr, "svr", suite, TOL)
     for r, inst in zip(report, verify.suite(suite, "svr")):
         K, y, C, eps = inst.K, inst.y, inst.hyper["C"], inst.hyper["epsilon"]
