@@ -12,15 +12,21 @@ Modules:
 * :mod:`svmref.solvers.sfm_path`          -- its selectivity path and leave-one-out (003 §3);
 * :mod:`svmref.solvers.kernels`           -- kernel matrices (re-exported from :mod:`svmref.kernels`).
 
+Every result reports its certified relative duality gap (``duality_gap``, with its floor ``gap_floor``) and is
+labelled ``"optimal"`` only when that gap is within the solver's ``gap_tol``; a result whose stopping rule held at a
+point further from the optimum is ``"suboptimal"``, with a :class:`SuboptimalWarning` (a ``ConvergenceWarning``)
+that says how far and which ``tol`` should fix it (:mod:`svmref.solvers._result`; ``docs/smo.md`` §10).
+
 Every solver follows the contract that :mod:`svmref.verify` checks: ``f(K, y, C, **options)`` returning a
 :class:`~svmref.solvers._result.SolverResult` with ``.alpha`` and ``.b`` (``f(K, y, gamma)`` with ``.c`` for
 RLS; ``f(X, y, C, mu)`` with ``.lam``, ``.a``, ``.b`` for the support features machine).
 """
 from svmref._validation import NotConvexError
 
-from ._result import ConvergenceWarning, IllConditionedWarning, SolverResult
+from ._result import ConvergenceWarning, IllConditionedWarning, SolverResult, SuboptimalWarning
 
-__all__ = ["SolverResult", "ConvergenceWarning", "IllConditionedWarning", "NotConvexError", "REGISTRY"]
+__all__ = ["SolverResult", "ConvergenceWarning", "IllConditionedWarning", "SuboptimalWarning", "NotConvexError",
+           "REGISTRY"]
 
 #: Built-in solvers as ``"module:callable" -> formulation name`` (what ``svmref verify --list`` prints).
 REGISTRY: dict[str, str] = {

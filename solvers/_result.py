@@ -7,12 +7,32 @@ fields (RLS: ``c``; support features machine: ``lam``, ``a``; ISLS: ``history``)
 
 ``status`` is one of:
 
-* ``"optimal"``            -- the stopping rule was met (KKT gap <= tol, or a direct solve);
+* ``"optimal"``            -- the stopping rule was met (KKT gap <= tol, or a direct solve) **and** the certified
+  relative duality gap is within the solver's ``gap_tol``: ``duality_gap <= gap_tol`` (below), so the objective is
+  within ``gap_tol + gap_floor`` of the optimum, relative;
+* ``"suboptimal"``         -- the stopping rule was met but the certified relative duality gap is above
+  ``gap_tol``: the point may be up to ``duality_gap`` (relative) from the optimum; a :class:`SuboptimalWarning`
+  said so and which ``tol`` should fix it;
 * ``"max_iter_reached"``   -- the iteration limit stopped the solver first (a
   :class:`~sklearn.exceptions.ConvergenceWarning` was issued);
 * ``"numerical_issue"``    -- a fallback path was taken or accuracy was lost (``message`` says which);
 * ``"not_convex"``         -- the kernel matrix is not positive semidefinite and the solver was asked to go on
   (``on_nonconvex="clamp"``): the answer is a stationary point at best, never called optimal.
+
+**The certificate.** Every fast solver reports, at the point it returns, a *certified relative duality gap*
+``duality_gap`` and its floating-point floor ``gap_floor``, both relative to ``gap_scale`` (in ``info``), a
+certified lower bound on ``|optimum|`` (the solver docstrings derive each from weak duality). In absolute terms
+``0 <= objective - optimum <= duality_gap * gap_scale`` (minimisation sign; the reverse for a maximisation) up to
+the rounding of evaluating the objectives, which ``gap_floor * gap_scale`` bounds (a multiple of ``N`` unit
+roundoffs times the sizes of the terms summed): so ``|objective - optimum| / |optimum| <= duality_gap + gap_floor``.
+The label is read off the same numbers: ``"optimal"`` needs ``duality_gap <= gap_tol``, so an optimal result is
+within ``gap_tol + gap_floor`` of the optimum, relative (never ``max(1, |objective|)``: a small objective is held
+to a relative bound, not an absolute one). The floor is not added to the gap before the comparison: it is a
+worst-case bound on rounding that no solver can go below (it grows with ``N`` and with cancellation in the
+objective, e.g. 1e-7 relative for the LS-SVM at C = 100 on 2201 titanic patterns), so adding it would refuse
+the label to exact solves; it is reported beside the gap instead. ``nan`` where no certificate exists (a kernel
+that is not PSD, a non-finite result); :func:`relative_gap` and :func:`certified` are the two formulas, written
+once.
 
 The decision function and the prediction are written once, here, for every result type:
 :meth:`SolverResult.decision_function` evaluates the kernel expansion
@@ -39,8 +59,11 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-__all__ = ["SolverResult", "ConvergenceWarning", "IllConditionedWarning", "warn_not_converged",
-           "kernel_expansion", "sign_labels"]
+__all__ = ["SolverResult", "ConvergenceWarning", "IllConditionedWarning", "SuboptimalWarning", "warn_not_converged",
+           "warn_suboptimal", "kernel_expansion", "sign_labels", "relative_gap", "certified", "UNIT_ROUNDOFF"]
+
+#: The unit roundoff of float64 (``eps / 2``): the floors of the certificates are multiples of it.
+UNIT_ROUNDOFF = float(np.finfo(np.float64).eps) / 2.0
 
 
 def kernel_expansion(K_cross, coef: np.ndarray, b: float | None) -> np.ndarray:
@@ -84,7 +107,8 @@ class SolverResult:
     converged : bool
         Whether the stopping rule was met.
     status : str
-        ``"optimal"``, ``"max_iter_reached"`` or ``"numerical_issue"``.
+        ``"optimal"``, ``"suboptimal"``, ``"max_iter_reached"``, ``"numerical_issue"`` or ``"not_convex"``
+        (module docstring).
     message : str
         Human-readable detail.
     time : float
@@ -98,6 +122,15 @@ class SolverResult:
         ``"min"`` or ``"max"``: the sense in which ``objective`` was optimised.
     task : str
         ``"classification"`` (:meth:`predict` gives labels) or ``"regression"`` (:meth:`predict` gives ``f``).
+    duality_gap : float
+        The certified relative duality gap at the returned point (module docstring, "The certificate"):
+        ``|objective - optimum| / |optimum| <= duality_gap + gap_floor``; ``nan`` where none exists.
+    gap_floor : float
+        The floating-point floor of ``duality_gap`` (the rounding of evaluating the objectives), in the same
+        relative units.
+    gap_tol : float
+        The bound ``"optimal"`` was held to: ``duality_gap <= gap_tol`` (the objective then within
+        ``gap_tol + gap_floor`` of the optimum, relative).
     """
 
     alpha: np.ndarray | None
@@ -113,6 +146,9 @@ class SolverResult:
     coef: np.ndarray | None = None
     objective_sense: str = "min"
     task: str = "classification"
+    duality_gap: float = float("nan")
+    gap_floor: float = float("nan")
+    gap_tol: float = float("nan")
 
     def expansion(self) -> tuple[np.ndarray, float | None]:
         """The hook of :meth:`decision_function`: ``(coef, b)`` of ``f(x) = sum_i coef_i k(x_i, x) + b``.
@@ -175,3 +211,44 @@ def warn_not_converged(solver: str, n_iter: int, gap: float, tol: float, stackle
         ConvergenceWarning,
         stacklevel=stacklevel,
     )
+
+
+class SuboptimalWarning(ConvergenceWarning):
+    """The solver's stopping rule held, but the certified relative duality gap at the returned point is above
+    ``gap_tol`` (``status="suboptimal"``). The message gives the gap (how far from optimal the point may be,
+    relative) and the ``tol`` that should bring it within ``gap_tol``."""
+
+
+def relative_gap(gap: float, floor: float, scale: float) -> tuple[float, float]:
+    """``(gap / scale, floor / scale)``: an absolute gap and its floor relative to ``scale``, a certified lower
+    bound on ``|optimum|``. Where ``scale`` is 0 (the optimum may be 0) a zero stays 0 and anything else is
+    ``inf``: a relative statement is then impossible, never made absolute by a ``max(1, .)``."""
+    def rel(v):
+        if not np.isfinite(v):
+            return float("nan") if np.isnan(v) else float("inf")
+        if scale > 0.0:
+            return float(v / scale)
+        return 0.0 if v <= 0.0 else float("inf")
+
+    return rel(gap), rel(floor)
+
+
+def certified(gap: float, floor: float, scale: float, gap_tol: float) -> bool:
+    """The rule of the label ``"optimal"``: ``gap <= gap_tol * scale`` (absolute quantities: the certified gap
+    within ``gap_tol`` of the certified lower bound ``scale`` on ``|optimum|``, which already has the floor taken
+    off; the floor itself is reported, not added: module docstring)."""
+    return bool(np.isfinite(gap) and np.isfinite(floor) and gap <= gap_tol * scale)
+
+
+def warn_suboptimal(solver: str, rule: str, rel_gap: float, rel_floor: float, gap_tol: float, advice: str,
+                    stacklevel: int = 3) -> str:
+    """Issue the :class:`SuboptimalWarning` of a result whose stopping rule (``rule``, in words) held but whose
+    certified relative gap is above ``gap_tol``; returns the message (the result's ``message``)."""
+    if rel_floor >= gap_tol:  # no point can be certified to gap_tol: say so instead of advising a tol
+        advice = (f"gap_tol is below the floating-point floor {rel_floor:.2g} of evaluating the objectives here, so "
+                  f"no solution can be certified to it; use gap_tol >= {2.0 * rel_floor:.1g}")
+    msg = (f"{solver}: {rule}, but the certified relative duality gap is {rel_gap:.3g} (floor {rel_floor:.2g}) > "
+           f"gap_tol = {gap_tol:g}: the objective may be up to {100.0 * (rel_gap + rel_floor):.3g}% of |optimum| "
+           f"from the optimum (status='suboptimal'). {advice}")
+    warnings.warn(msg, SuboptimalWarning, stacklevel=stacklevel)
+    return msg

@@ -26,12 +26,22 @@ from svmref._validation import (
 )
 
 from ._qmatrix import PrecomputedKernel, RawKernel
-from ._result import ConvergenceWarning, SolverResult, kernel_expansion, warn_not_converged
+from ._result import (
+    UNIT_ROUNDOFF,
+    ConvergenceWarning,
+    SolverResult,
+    certified,
+    kernel_expansion,
+    relative_gap,
+    warn_not_converged,
+    warn_suboptimal,
+)
 from ._sfm_engine import REFRESH_EVERY, _refresh, _rejudge, _smo
+from ._smo_common import best_bias
 from ._smo_common import bias as _libsvm_bias
 
 __all__ = ["SFMResult", "support_features", "recover_a", "recover_b", "dual_objective", "primal_objective",
-           "CACHE_SIZE_MB", "AUTO_CACHE_FRACTION"]
+           "certified_gap", "CACHE_SIZE_MB", "AUTO_CACHE_FRACTION", "POLISH_TOL"]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -163,7 +173,7 @@ def _check_lam0(lam0, y, C):
 CACHE_SIZE_MB = 200.0
 
 
-def support_features(X, y, C=1.0, mu=0.0, *, tol=1e-3, max_iter=None, lam0=None, b_rule="eq11",
+def support_features(X, y, C=1.0, mu=0.0, *, tol=1e-3, gap_tol=None, max_iter=None, lam0=None, b_rule="eq11",
                      wss="first", shrinking=True, use_gram="auto", cache_size=CACHE_SIZE_MB, gram=None) -> SFMResult:
     """Train the support features machine (003, eq. (5)) by the generalised SMO on its dual (003, eq. (10)).
 
@@ -178,10 +188,17 @@ def support_features(X, y, C=1.0, mu=0.0, *, tol=1e-3, max_iter=None, lam0=None,
         Selectivity (003, eq. (4)); ``mu = 0`` is the L1-SVM with ``C_svm = C/2``, ``lam = 2 alpha``.
     tol : float > 0
         Stop when the KKT gap ``max_{I_up}(y_t - a'x_t) - min_{I_low}(y_t - a'x_t) <= tol`` (default 1e-3
-        as LIBSVM; the gap is checked on freshly recomputed ``w`` and ``a'x`` before stopping) and the
-        relative duality gap ``(P - W) / max(1, |P|)`` between (5) and (10) is ``<= tol`` too (the KKT
-        tolerance is tightened, warm-started, until it is: at large C a KKT gap of tol alone can leave a
-        duality gap of order ``tol x C x N``).
+        as LIBSVM; the gap is checked on freshly recomputed ``w`` and ``a'x`` before stopping). Below
+        :data:`POLISH_TOL` ``= 1e-5`` the solve ends with Newton steps on the free set (the decision values move as
+        the square root of the duality gap, so a gap of tol alone does not put them within tol;
+        ``info["newton_polish_steps"]``).
+    gap_tol : float > 0 or None
+        The bound on the certified relative duality gap (:func:`certified_gap`: ``(P - W) / W`` with ``P`` the
+        primal (5) at ``a`` of (8) and the exact best ``b``, ``W`` the dual (10), with its rounding floor) for
+        ``status="optimal"``; ``None`` (default): the number ``tol`` (verify passes one ``tol`` and holds both to
+        it). While the KKT rule holds and the gap does not, the KKT tolerance is tightened, warm-started, up to 8
+        times by 10x (at large C a KKT gap of tol alone can leave a duality gap of order ``tol x C x N``); if the
+        gap still exceeds ``gap_tol``, ``status="suboptimal"`` and a :class:`SuboptimalWarning`.
     max_iter : int, optional
         Pair steps; default ``max(10**6, 100 N)``. Reaching it sets ``status="max_iter_reached"`` and warns.
     lam0 : (N,) array, optional
@@ -220,21 +237,22 @@ def support_features(X, y, C=1.0, mu=0.0, *, tol=1e-3, max_iter=None, lam0=None,
     SFMResult
     """
     t0 = _time.perf_counter()
-    s = _setup(X, y, C, mu, tol, max_iter, lam0, b_rule, wss, shrinking, use_gram, cache_size, gram)
+    s = _setup(X, y, C, mu, tol, gap_tol, max_iter, lam0, b_rule, wss, shrinking, use_gram, cache_size, gram)
     w, F, n_iter, gap, code, info, why = _solve(s)
-    return _finish(s.X, s.y, s.C, s.mu, s.lam, w, F, s.b_rule, n_iter, gap, code, s.tol, t0, info, why=why)
+    return _finish(s, w, F, n_iter, gap, code, t0, info, why=why)
 
 
 #: The checked arguments of :func:`support_features` (``lam`` the start, updated in place by the engine).
-_Setup = namedtuple("_Setup", "X y C mu tol max_iter b_rule use_gram seam shrinking wss lam")
+_Setup = namedtuple("_Setup", "X y C mu tol gap_tol max_iter b_rule use_gram seam shrinking wss lam")
 
 
-def _setup(X, y, C, mu, tol, max_iter, lam0, b_rule, wss, shrinking, use_gram, cache_size, gram) -> _Setup:
+def _setup(X, y, C, mu, tol, gap_tol, max_iter, lam0, b_rule, wss, shrinking, use_gram, cache_size, gram) -> _Setup:
     """The arguments of :func:`support_features`, checked in the order its errors are documented."""
     X, y = _check_data(X, y)
     C = check_positive(C, "C")
     mu = check_mu(mu, "mu")
     tol = check_tol(tol, "tol")
+    gap_tol = tol if gap_tol is None else check_positive(gap_tol, "gap_tol")
     N = X.shape[0]
     max_iter = max(10**6, 100 * N) if max_iter is None else check_max_iter(max_iter)
     if b_rule not in ("eq11", "mean"):
@@ -245,16 +263,17 @@ def _setup(X, y, C, mu, tol, max_iter, lam0, b_rule, wss, shrinking, use_gram, c
     if wss not in ("second", "first"):
         raise ValueError(f"wss must be 'second' or 'first'; got {wss!r}")
     lam = np.zeros(N) if lam0 is None else _check_lam0(lam0, y, C)
-    return _Setup(X, y, C, mu, tol, max_iter, b_rule, use_gram, seam, bool(shrinking), wss, lam)
+    return _Setup(X, y, C, mu, tol, gap_tol, max_iter, b_rule, use_gram, seam, bool(shrinking), wss, lam)
 
 
 def _solve(s: _Setup):
-    """The generalised SMO (003 §2.6) to ``tol`` on the KKT gap, then on the duality gap too.
+    """The generalised SMO (003 §2.6) to ``tol`` on the KKT gap, then, while the certified duality gap is above
+    ``gap_tol``, with a tightened KKT tolerance.
 
     The KKT gap bounds the duality gap only up to a factor of about C x N: at large C a KKT gap of tol can leave
-    a relative duality gap P - W above tol (verify's s-features-60x200-mu0.6 at C = 100 had 1.7e-6 at tol 1e-6).
-    So tol is honoured on both: the KKT tolerance is tightened, warm-started from the current lam, until
-    (P - W) / max(1, |P|) <= tol as well (a few rounds at most; each costs little).  Returns
+    a relative duality gap above tol (verify's s-features-60x200-mu0.6 at C = 100 had 1.7e-6 at tol 1e-6).
+    So the KKT tolerance is tightened, warm-started from the current lam, until the certified gap
+    (:func:`certified_gap`) is within ``gap_tol`` as well (8 rounds at most; each costs little).  Returns
     ``(w, F, n_iter, gap, code, info, why)``.
     """
     N, n = s.X.shape
@@ -269,39 +288,117 @@ def _solve(s: _Setup):
         return _smo(s.X, XT, s.y, s.C, s.mu, kkt_tol, budget, s.lam, w, F, s.use_gram, Q, diag,
                     2 if s.wss == "second" else 1, REFRESH_EVERY, s.shrinking)
 
+    def holds():
+        return certified_gap(s.X, s.y, s.lam, w, F, s.C, s.mu).holds(s.gap_tol)
+
     n_iter, gap, code, n_refresh, min_rows = engine(s.tol, s.max_iter)
     kkt_tol, rounds = s.tol, 0
-    dgap = _relative_duality_gap(s.X, s.y, s.lam, w, F, s.C, s.mu, s.b_rule) if code == 0 else np.nan
-    while code == 0 and rounds < 8 and dgap > s.tol:
+    while code == 0 and rounds < 8 and not holds():
         kkt_tol, rounds = kkt_tol / 10.0, rounds + 1
         it2, gap, code, nr2, mr2 = engine(kkt_tol, max(s.max_iter - int(n_iter), 1))
         n_iter, n_refresh, min_rows = int(n_iter) + int(it2), int(n_refresh) + int(nr2), min(int(min_rows), int(mr2))
-        dgap = _relative_duality_gap(s.X, s.y, s.lam, w, F, s.C, s.mu, s.b_rule)
+    polished = 0
+    if code == 0 and s.tol < POLISH_TOL:
+        polished = _polish(s, w, F)
+        if polished:  # the polished lam may leave a KKT violation on a bound variable: SMO finishes it
+            it2, gap, code, nr2, mr2 = engine(kkt_tol, max(s.max_iter - int(n_iter), 1))
+            n_iter, n_refresh, min_rows = int(n_iter) + int(it2), int(n_refresh) + int(nr2), min(int(min_rows),
+                                                                                                  int(mr2))
     why = ""
-    if rounds > 0:
-        gap, dgap, code, why = _judge_tightened(s, w, F, code, kkt_tol, rounds)
+    if rounds > 0 or polished:
+        gap, code, why = _judge_tightened(s, w, F, code, kkt_tol, rounds)
     info = {"n_refresh": int(n_refresh), "gram": bool(s.use_gram), "cache": s.seam.cache_info() if s.use_gram else None,
-            "min_unshrunk": int(min_rows), "duality_gap_rel": float(dgap), "kkt_tol_rounds": int(rounds)}
+            "min_unshrunk": int(min_rows), "kkt_tol_rounds": int(rounds), "kkt_tol_reached": float(kkt_tol),
+            "newton_polish_steps": int(polished)}
     return w, F, int(n_iter), float(gap), int(code), info, why
+
+
+#: Below this ``tol`` the solve ends with Newton polish steps on the free set (:func:`_polish`), as the box-dual
+#: SMO does below its ``REFRESH_TOL``: a duality gap at rounding then bounds the decision values to about
+#: ``sqrt(u)`` times their scale, which a gap of ``tol`` alone (by the strong convexity of (5) in ``a``) bounds only
+#: to ``sqrt(tol)``.
+POLISH_TOL = 1e-5
+
+
+def _newton_point(X, y, lam, w, C, mu, rtol=1e-10):
+    r"""The maximiser of the dual (10) on the current pattern, or ``None``: the free set ``F`` (``0 < lam_j < C``)
+    and the active features ``A`` (``|w_k| > mu``, signs ``s_k``) held fixed, (10) is a concave quadratic in
+    ``lam_F`` under ``y'lam = 0``, and its stationarity conditions are the free patterns on the margin,
+    ``x_{jA}'a_A + b = y_j`` (003 eq. (9) with ``delta_j = 0``), with ``a_A = (w_A - mu s) / (2(1 - mu))`` (eq. (8))
+    and ``w_A = X_A'(y * lam)`` (eq. (6)). In ``v = y_F lam_F`` and ``b`` that is the linear system
+
+        [G G' / (2(1 - mu))   1] [v]   [y_F - G c / (2(1 - mu))]
+        [1'                   0] [b] = [-y_B'lam_B             ],   G = X_{FA},  c = X_{BA}'(y_B lam_B) - mu s,
+
+    solved in the least-squares sense (``G G'`` is singular when more patterns are free than features active:
+    the minimum-norm ``v`` is one maximiser). Returns ``lam`` with ``lam_F = y_F v``, unclipped."""
+    free = np.flatnonzero((lam > rtol * C) & (lam < (1.0 - rtol) * C))
+    A = np.flatnonzero(np.abs(w) > mu)
+    if free.size == 0:
+        return None
+    bound = np.setdiff1d(np.arange(y.shape[0]), free)
+    sgn = np.sign(w[A])
+    G = X[np.ix_(free, A)]
+    c = X[np.ix_(bound, A)].T @ (y[bound] * lam[bound]) - mu * sgn
+    h = 2.0 * (1.0 - mu)
+    m = free.size
+    M = np.zeros((m + 1, m + 1))
+    M[:m, :m] = G @ G.T / h
+    M[:m, m] = 1.0
+    M[m, :m] = 1.0
+    rhs = np.empty(m + 1)
+    rhs[:m] = y[free] - G @ c / h
+    rhs[m] = -float(y[bound] @ lam[bound])
+    sol = np.linalg.lstsq(M, rhs, rcond=None)[0]
+    if not np.all(np.isfinite(sol)):
+        return None
+    out = lam.copy()
+    out[free] = y[free] * sol[:m]
+    return out
+
+
+def _polish(s: _Setup, w, F, rounds: int = 3) -> int:
+    """Newton steps on the free set (:func:`_newton_point`), each taken as far towards that point as the box
+    ``[0, C]`` allows (both ends satisfy ``y'lam = 0``, so every point between does) and kept only if the certified
+    duality gap (:func:`certified_gap`) falls; ``s.lam``, ``w``, ``F`` updated in place, recomputed from ``lam``.
+    Returns the number of steps kept."""
+    kept = 0
+    cur = certified_gap(s.X, s.y, s.lam, w, F, s.C, s.mu).gap
+    for _ in range(rounds):
+        target = _newton_point(s.X, s.y, s.lam, w, s.C, s.mu)
+        if target is None or cur <= 0.0:
+            break
+        d = target - s.lam
+        with np.errstate(divide="ignore", invalid="ignore"):
+            room = np.where(d > 0, (s.C - s.lam) / d, np.where(d < 0, -s.lam / d, np.inf))
+        t = min(1.0, float(np.min(room)))
+        if not t > 0.0:
+            break
+        lam_new = np.clip(s.lam + t * d, 0.0, s.C)
+        if t == 1.0:
+            lam_new = target.clip(0.0, s.C)
+        w_new, F_new = np.zeros_like(w), np.zeros_like(F)
+        _refresh(s.X, s.y, lam_new, s.mu, w_new, F_new)
+        new = certified_gap(s.X, s.y, lam_new, w_new, F_new, s.C, s.mu).gap
+        if not new < cur:
+            break
+        s.lam[:], w[:], F[:] = lam_new, w_new, F_new
+        cur, kept = new, kept + 1
+    return kept
 
 
 def _judge_tightened(s: _Setup, w, F, code, kkt_tol, rounds):
     """After tightened rounds, judge the result against the caller's tol, not the tightened one: a tightened
-    round that stopped early (max_iter, or a stall below working precision) may still have met tol on both
-    measures, and a run whose duality gap stays above tol after the last round has not met it, whatever its KKT
-    gap.  Returns ``(gap, dgap, code, why)``."""
-    tol = s.tol
+    round that stopped early (max_iter, or a stall below working precision) has still met the stopping rule if
+    its KKT gap is within tol (the certificate then decides between "optimal" and "suboptimal", in
+    :func:`_finish`).  Returns ``(gap, code, why)``."""
     gap = float(_rejudge(s.X, s.y, s.lam, s.mu, w, F, s.C, np.empty(s.X.shape[0], dtype=np.int64), False)[1])
-    dgap = _relative_duality_gap(s.X, s.y, s.lam, w, F, s.C, s.mu, s.b_rule)
     why = ""
-    if gap <= tol and dgap <= tol:
+    if gap <= s.tol:
         code = 0
-    elif gap <= tol:  # the KKT gap meets tol, the duality gap does not
-        why = (f"the relative duality gap (P - W)/max(1, |P|) = {dgap:.3g} stays above tol {tol:g} after "
-               f"tightening the KKT tolerance to {kkt_tol:g} ({rounds} rounds)")
-        if code == 0:
-            code = 2
-    return gap, dgap, code, why
+    elif code != 0:
+        why = f"a tightened round (KKT tolerance {kkt_tol:g}, {rounds} rounds) stopped early"
+    return gap, code, why
 
 
 #: ``use_gram="auto"`` uses the column cache when it holds at least this fraction of the ``N`` columns
@@ -364,38 +461,88 @@ def _check_gram(gram, X):
     return gram
 
 
-def _relative_duality_gap(X, y, lam, w, F, C, mu, b_rule) -> float:
-    """``(P - W) / max(1, |P|)`` with P the primal (003, eq. (5)) at the recovered ``(a, b)`` (eqs. (8), (11))
-    and W the dual (003, eq. (10)); >= 0 up to rounding for a feasible ``lam``."""
-    a = recover_a(w, mu)
-    b, _ = recover_b(F, y, lam, C, b_rule)
-    P = primal_objective(X, y, a, b, C, mu)
-    return (P - dual_objective(lam, w, mu)) / max(1.0, abs(P))
+@dataclass(frozen=True)
+class SFMGap:
+    """The certificate of a point ``lam`` of (10) (:func:`certified_gap`), absolute: ``gap = P(a, b_cert) - W(lam)``
+    with ``b_cert`` the exact best bias, its rounding ``floor``, ``scale = W - floor`` (a certified lower bound on
+    ``|p*|``), and ``gap_at_b`` the same at a given ``b`` (the returned model's)."""
+
+    gap: float
+    floor: float
+    scale: float
+    b_cert: float
+    primal: float
+    gap_at_b: float
+
+    def relative(self):
+        return relative_gap(self.gap, self.floor, self.scale)
+
+    def holds(self, gap_tol):
+        return certified(self.gap, self.floor, self.scale, gap_tol)
 
 
-def _finish(X, y, C, mu, lam, w, F, b_rule, n_iter, gap, code, tol, t0, info, why=""):
+def certified_gap(X, y, lam, w, F, C, mu, b=None) -> SFMGap:
+    """The certified duality gap of ``lam`` (003 eq. (10)) with ``w = X'(y * lam)`` (eq. (6)) and ``F = X a`` exact.
+
+    The primal point is ``a`` from (8), the exact best ``b`` of (5) at that ``a`` (the hinge loss
+    ``C sum_j max(0, 1 - y_j (F_j + b))`` is piecewise linear in ``b``: a weighted median,
+    :func:`svmref.solvers._smo_common.best_bias`, O(N log N)) and the optimal slacks ``delta_j``; weak duality
+    (003 §2.4: (10) is the Lagrange dual of (5)) gives ``W(lam) <= W* = p* <= P(a, b)``, so
+    ``0 <= P - p* <= gap`` and ``0 <= W* - W(lam) <= gap``; ``W(lam) >= 0`` from the start ``lam = 0`` (the engine only
+    increases W), so ``|p*| >= W``. The floor is ``(N + n + 4) u`` times the terms summed (both objectives, and the
+    products ``x_jk a_k`` of ``F``, weighted by ``C``)."""
     a = recover_a(w, mu)
-    b, how = recover_b(F, y, lam, C, b_rule)
+    Fbox = F - y                            # the box-dual convention of _smo_common: xi_j = -y_j (Fbox_j + b)
+    n = y.shape[0]
+    b_cert = best_bias(-Fbox, np.where(y > 0, 0.0, -C), np.where(y > 0, C, 0.0), 0.0)
+    W = dual_objective(lam, w, mu)
+    P = primal_objective(X, y, a, b_cert, C, mu)
+    g = np.maximum(0.0, np.abs(w) - mu)
+    delta = np.maximum(0.0, 1.0 - y * (F + b_cert))
+    terms = ((1.0 - mu) * float(a @ a) + mu * float(np.sum(np.abs(a))) + C * float(np.sum(delta))
+             + float(np.sum(lam)) + float(g @ g) / (4.0 * (1.0 - mu)) + float(np.abs(w) @ np.abs(a)))
+    xa = float(np.sum(np.abs(X) @ np.abs(a)))            # the products summed in F = X a
+    floor = (n + X.shape[1] + 4) * UNIT_ROUNDOFF * (terms + C * (xa + n * (abs(b_cert) + 1.0)))
+    P_b = P if b is None else primal_objective(X, y, a, b, C, mu)
+    return SFMGap(gap=P - W, floor=floor, scale=max(0.0, W - floor), b_cert=float(b_cert), primal=P,
+                  gap_at_b=P_b - W)
+
+
+def _label(s: _Setup, code, gap, cert, n_iter, why, info):
+    """``(status, message)`` of a finished solve, with its warning (at most one)."""
+    tol = s.tol
+    if code == 0:
+        rule = f"KKT gap {gap:.3g} <= tol {tol:g}"
+        if cert.holds(s.gap_tol):
+            return "optimal", f"{rule}; certified relative duality gap {cert.relative()[0]:.3g} <= gap_tol {s.gap_tol:g}"
+        rel, rel_floor = cert.relative()
+        advice = (f"The KKT tolerance was tightened to {info['kkt_tol_reached']:g} ({info['kkt_tol_rounds']} rounds); "
+                  "a larger gap_tol, or a smaller tol with a larger max_iter, may help")
+        return "suboptimal", warn_suboptimal("support_features", rule, rel, rel_floor, s.gap_tol, advice, stacklevel=5)
+    if code == 1:
+        message = f"stopped after {n_iter} pair steps with KKT gap {gap:.3g}" + (f"; {why}" if why else "")
+        warn_not_converged("support_features", n_iter, gap, tol, stacklevel=5)
+        return "max_iter_reached", message
+    message = (why + "; " if why else "") + (f"stalled at working precision with KKT gap {gap:.3g} > tol {tol:g}: the "
+                                             "maximal violating pair cannot move; use a larger tol")
+    warnings.warn(f"support_features: {message} (status='numerical_issue')", ConvergenceWarning, stacklevel=5)
+    return "numerical_issue", message
+
+
+def _finish(s: _Setup, w, F, n_iter, gap, code, t0, info, why=""):
+    X, y, C, mu, lam = s.X, s.y, s.C, s.mu, s.lam
+    a = recover_a(w, mu)
+    b, how = recover_b(F, y, lam, C, s.b_rule)
     W = dual_objective(lam, w, mu)
     P = primal_objective(X, y, a, b, C, mu)
-    selected = np.flatnonzero(a)
-    converged = code == 0
-    if code == 0:
-        status, message = "optimal", f"KKT gap {gap:.3g} <= tol {tol:g}"
-    elif code == 1:
-        status, message = "max_iter_reached", f"stopped after {n_iter} pair steps with KKT gap {gap:.3g}" + (
-            f"; {why}" if why else "")
-        warn_not_converged("support_features", n_iter, gap, tol, stacklevel=4)
-    else:
-        status = "numerical_issue"
-        message = why or (f"stalled at working precision with KKT gap {gap:.3g} > tol {tol:g}: the maximal "
-                          "violating pair cannot move; use a larger tol")
-        if why:
-            message += "; use a larger tol"
-        warnings.warn(f"support_features: {message} (status='numerical_issue')", ConvergenceWarning, stacklevel=4)
-    info = dict(info, b_rule=how, n_free=int(np.sum((lam > 0) & (lam < C))), n_bound=int(np.sum(lam >= C)))
-    return SFMResult(alpha=lam, b=b, objective=W, n_iter=n_iter, converged=converged, status=status,
+    cert = certified_gap(X, y, lam, w, F, C, mu, b)
+    status, message = _label(s, code, gap, cert, n_iter, why, info)
+    rel, rel_floor = cert.relative()
+    info = dict(info, b_rule=how, n_free=int(np.sum((lam > 0) & (lam < C))), n_bound=int(np.sum(lam >= C)),
+                duality_gap_abs=cert.gap, gap_floor_abs=cert.floor, gap_scale=cert.scale, b_certified=cert.b_cert,
+                primal_objective_certified=cert.primal,
+                duality_gap_at_b=relative_gap(cert.gap_at_b, cert.floor, cert.scale)[0])
+    return SFMResult(alpha=lam, b=b, objective=W, n_iter=n_iter, converged=code == 0, status=status,
                      message=message, time=_time.perf_counter() - t0, kkt_gap=gap, info=info,
-                     lam=lam, a=a, w=w.copy(), selected=selected, primal_objective=P, C=C, mu=mu)
-
-
+                     lam=lam, a=a, w=w.copy(), selected=np.flatnonzero(a), primal_objective=P, C=C, mu=mu,
+                     objective_sense="max", duality_gap=rel, gap_floor=rel_floor, gap_tol=s.gap_tol)

@@ -87,6 +87,7 @@ OUT_AIJ = 2  # and its a_ij
 OUT_NONCONVEX = 3  # 1.0 if the TAU clamp was used
 OUT_MIN_ACTIVE = 4  # the smallest active-set size
 OUT_GATHERED = 5  # compact columns gathered from the seam
+OUT_MOVED = 6  # sum over the steps of |alpha_i' - alpha_i| + |alpha_j' - alpha_j| (the rounding model of F's drift)
 
 #: The box dual :func:`solve` works on (see the module docstring): the kernel seam ``Q`` (read only through
 #: :func:`get_col`), the diagonal ``Kd`` of K by pattern, ``pat``, ``ident`` (``pat`` is the identity), ``y``,
@@ -301,7 +302,9 @@ def _stop(gap, tol, i, jmax):
 
 @njit(cache=True, inline="always")
 def _proves_not_psd(a, Kii, Kjj, shift, psd_rtol):
-    # a_ij < 0 beyond rounding: (e_i - e_j)' Kt (e_i - e_j) < 0, so Kt is not PSD
+    # a_ij < 0 beyond rounding: (e_i - e_j)' Kt (e_i - e_j) < 0, so Kt is not PSD. The max(1, .) is a safeguard, not
+    # a label: absolute for kernels of scale below 1, where a slightly indefinite K can pass; the certificate then
+    # catches a gap below -floor (smo._status, "numerical_issue"; docs/smo.md section 10)
     return a < -psd_rtol * max(1.0, abs(Kii) + abs(Kjj) + 2.0 * shift)
 
 
@@ -620,7 +623,7 @@ def solve(qp, opts, alpha, F, Gbar, out, cbuf):  # noqa: C901
     """Run SMO in place on ``alpha``, ``F`` (and ``Gbar`` when shrinking); return ``(n_iter, status, gap)``.
 
     ``qp`` is a :data:`BoxDual`, ``opts`` an :data:`Options`; ``cbuf`` (at least 2 M floats) holds the compact
-    column cache; ``out`` (float64[6]) receives the ``OUT_*`` slots.  Each iteration (000 §3; Fan, Chen & Lin
+    column cache; ``out`` (float64[7]) receives the ``OUT_*`` slots.  Each iteration (000 §3; Fan, Chen & Lin
     2005, WSS 2):
 
     * stop when ``gap = max_{I_low} F - min_{I_up} F <= tol`` (000 eq. (10)/(11)), confirmed on every variable;
@@ -643,6 +646,7 @@ def solve(qp, opts, alpha, F, Gbar, out, cbuf):  # noqa: C901
     unshrunk = False
     clamped = False
     n_iter = 0
+    moved = 0.0
     status = OPTIMAL
     i, Fmin, jmax, Fmax = _scan(act.active, na, sets.member, F)
     gap = Fmax - Fmin
@@ -742,6 +746,7 @@ def solve(qp, opts, alpha, F, Gbar, out, cbuf):  # noqa: C901
         _set_membership(j, qj, aj_new, yj, lower[j], upper[j], sets.member, sets.upm, sets.lom, act.cup, act.clo)
         di = yi * (ai_new - ai_old)
         dj = yj * (aj_new - aj_old)
+        moved += abs(di) + abs(dj)
         if opts.shrinking:
             dc = _gbar_change(yi, ai_old, ai_new, lower[i], upper[i])
             if dc != 0.0:
@@ -761,4 +766,5 @@ def solve(qp, opts, alpha, F, Gbar, out, cbuf):  # noqa: C901
     out[OUT_NONCONVEX] = 1.0 if clamped else 0.0
     out[OUT_MIN_ACTIVE] = min_active
     out[OUT_GATHERED] = cc.state[ST_GATHERS]
+    out[OUT_MOVED] = moved
     return n_iter, status, gap

@@ -501,6 +501,7 @@ def median_distance(X) -> float:
     X = check_X(X, "X")
     if X.shape[0] > 1000:
         X = X[np.linspace(0, X.shape[0] - 1, 1000).astype(int)]
+    X = X - X.mean(axis=0)  # translation-invariant: centred, the expansion below cancels nothing (a feature's offset)
     sq = np.einsum("ij,ij->i", X, X)
     D = np.maximum(sq[:, None] + sq[None, :] - 2.0 * X @ X.T, 0.0)
     d = np.sqrt(D[np.triu_indices(X.shape[0], 1)])

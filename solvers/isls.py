@@ -50,10 +50,11 @@ import numpy as np
 from svmref._validation import check_labels, check_max_iter, check_positive, check_targets, check_tol
 
 from ._isls_paths import FitData, solve_active, solve_qr
-from ._result import SolverResult, kernel_expansion, warn_not_converged
-from .linear import _check_C, _check_K, _ls_svm_kkt
+from ._result import SolverResult, certified, kernel_expansion, relative_gap, warn_not_converged, warn_suboptimal
+from .linear import GAP_TOL, _check_C, _check_K, _ls_svm_kkt
 
-__all__ = ["isls_svm", "sparse_ls_svm", "ISLSResult", "ISLSDivergenceError", "solve_weighted_system"]
+__all__ = ["isls_svm", "sparse_ls_svm", "ISLSResult", "ISLSDivergenceError", "solve_weighted_system",
+           "weighted_certificate"]
 
 _U = np.finfo(np.float64).eps / 2.0       # unit roundoff
 
@@ -309,8 +310,64 @@ def _info(run: _Run, kappa, alpha_scale) -> dict:
             "weight_scale": kappa, "alpha_scale": alpha_scale}
 
 
+def weighted_certificate(K, y, C, alpha, b, w):
+    r"""The certified duality gap of ``(alpha, b)`` for the weighted problem (3) of 004 at ``diag(lambda)^-1 = w``
+    (``w_i = 0``: ``lambda_i = inf``, ``alpha_i = 0``): ``(P, gap, floor, scale, b_cert)``, absolute.
+
+    Primal (004 eq. (3), ``lambda_i = 1 / w_i``)::
+
+        min  1/2 sum_i alpha_i^2 / w_i + C/2 ||xi||^2   s.t.   K alpha + b 1 + xi = y,
+
+    its Lagrange dual (derived in ``docs/formulations/sparse_ls_svm.md``; ``alpha = diag(w) K beta``, ``xi = beta / C``)::
+
+        max  D(beta) = y'beta - 1/2 sum_i w_i (K beta)_i^2 - ||beta||^2 / (2C)   s.t.   1'beta = 0.
+
+    The primal point is ``alpha``, the exact best ``b`` (``b + mean(xi)``: the residuals centred) and its slacks
+    ``xi``; the dual point ``beta = C xi`` (``1'beta = 0``). With ``y = K alpha + b 1 + xi`` the gap is a sum of
+    squares, ``P - D = 1/2 sum_i (alpha_i - w_i (K beta)_i)^2 / w_i``, so ``0 <= P - p* <= gap``; ``scale = P - gap -
+    floor <= p*``. One pass over ``K[:, S]`` for ``xi`` and one over ``K[S]`` for ``K beta`` (``S = {w > 0}``)."""
+    S = np.flatnonzero(w > 0.0)
+    N = y.shape[0]
+    u = _U
+    aS, wS = alpha[S], w[S]
+    xi = y - b - K[:, S] @ aS
+    b_cert = b + float(np.mean(xi))
+    xi = xi - float(np.mean(xi))
+    beta = C * xi
+    Kb = K[S] @ beta
+    r = aS - wS * Kb
+    P = 0.5 * float(np.sum(aS * aS / wS)) + 0.5 * C * float(xi @ xi)
+    gap = 0.5 * float(np.sum(r * r / wS))
+    kmax = float(np.max(np.abs(np.diag(K)))) if N else 0.0
+    e_xi = (S.shape[0] + 4) * u * (kmax * float(np.sum(np.abs(aS))) + float(np.max(np.abs(y))) + abs(b))
+    e_kb = (N + 4) * u * kmax * float(np.sum(np.abs(beta))) + N * kmax * C * e_xi
+    floor = ((N + 4) * u * (P + gap) + C * float(np.sum(np.abs(xi))) * e_xi
+             + float(np.sum(np.abs(r))) * e_kb)
+    return P, gap, floor, max(0.0, P - gap - floor), b_cert
+
+
+def _final_label(run, K, y, C, gap_tol, tol, max_iter):
+    """``(status, message, objective, certificate fields, info entries)`` of the last iterate: the step rule of
+    Algorithm 1 and the certificate of the weighted problem (3) it solved (:func:`weighted_certificate`)."""
+    P, gap, floor, scale, b_cert = weighted_certificate(K, y, C, run.alpha, run.b, run.weights_history[-1])
+    rel, rel_floor = relative_gap(gap, floor, scale)
+    fields = dict(duality_gap=rel, gap_floor=rel_floor, gap_tol=gap_tol)
+    extra = {"duality_gap_abs": gap, "gap_floor_abs": floor, "gap_scale": scale, "b_certified": b_cert}
+    if not run.converged:
+        warn_not_converged("isls_svm", run.t, run.diff, tol, stacklevel=4)
+        return ("max_iter_reached", f"stopped at max_iter = {max_iter}: ||alpha^t - alpha^(t+1)||/N = {run.diff:.3g} >= "
+                f"tol = {tol:g}", -P, fields, extra)
+    rule = f"converged in {run.t} iterations: ||alpha^t - alpha^(t+1)||/N = {run.diff:.3g} < {tol:g}"
+    if certified(gap, floor, scale, gap_tol):
+        return ("optimal", f"{rule}; the weighted problem (3) certified to a relative duality gap {rel:.3g} <= gap_tol "
+                f"{gap_tol:g}", -P, fields, extra)
+    msg = warn_suboptimal("isls_svm", rule + " (the last weighted problem (3))", rel, rel_floor, gap_tol,
+                          "The weighted system is beyond double precision here: a smaller C", stacklevel=4)
+    return "suboptimal", msg, -P, fields, extra
+
+
 def isls_svm(K, y, C, *, task: str = "classification", tol: float = 1e-4, max_iter: int = 50,
-             sv_threshold: float = 1e-6, weight_scale="auto") -> ISLSResult:
+             sv_threshold: float = 1e-6, weight_scale="auto", gap_tol: float = GAP_TOL) -> ISLSResult:
     r"""ISLS-SVM (004, Algorithm 1): iteratively reweighted LS-SVM converging to a sparse model.
 
     Parameters
@@ -327,6 +384,11 @@ def isls_svm(K, y, C, *, task: str = "classification", tol: float = 1e-4, max_it
     sv_threshold : a pattern is a support vector when ``|alpha_i| > sv_threshold x alpha_scale`` (004 §4: 1e-6)
     weight_scale : "auto" (default) or kappa > 0: the weights are ``lambda_i = kappa / alpha_i^2``
         (module docstring); ``1.0`` is 004 verbatim (then ``alpha_scale = 1``).
+    gap_tol : ``status="optimal"`` needs, beside the step rule, the certified relative duality gap of the last
+        weighted problem (3) (:func:`weighted_certificate`; the problem whose solution is returned) within it
+        (default :data:`svmref.solvers.linear.GAP_TOL`); else ``"suboptimal"`` with a
+        :class:`~svmref.solvers._result.SuboptimalWarning`. Algorithm 1 as a whole minimises no fixed objective
+        (it is a fixed-point iteration of reweighted problems), so nothing certifies the sparsity pattern itself.
 
     Returns
     -------
@@ -346,6 +408,7 @@ def isls_svm(K, y, C, *, task: str = "classification", tol: float = 1e-4, max_it
     """
     t0 = time.perf_counter()
     K, y, C, tol, max_iter, sv_threshold = _checked(K, y, C, task, tol, max_iter, sv_threshold)
+    gap_tol = check_positive(gap_tol, "gap_tol")
     N = K.shape[0]
     kappa, alpha_scale = _scales(K, y, task, weight_scale)
     thr = sv_threshold * alpha_scale
@@ -356,7 +419,8 @@ def isls_svm(K, y, C, *, task: str = "classification", tol: float = 1e-4, max_it
         return ISLSResult(alpha=alpha, b=b, objective=0.0, n_iter=0, converged=True, status="optimal",
                           message="constant targets: alpha = 0, b = y_0", time=time.perf_counter() - t0,
                           kkt_gap=0.0, info={"n_active": [], "path": []}, history=[(alpha.copy(), b, 0)],
-                          support_=np.zeros(0, dtype=int), task=task, sv_threshold=thr, weight_scale=kappa)
+                          support_=np.zeros(0, dtype=int), task=task, sv_threshold=thr, weight_scale=kappa,
+                          duality_gap=0.0, gap_floor=0.0, gap_tol=gap_tol)
     alpha, b, *_ = _ls_svm_kkt(K, y, C, "cholesky", 1e-8, None, False, "isls_svm")   # 1e-8: the accuracy asked of every iterate
     if not (np.all(np.isfinite(alpha)) and np.isfinite(b)):
         raise ISLSDivergenceError("isls_svm: the LS-SVM start (system (2)) is not finite")
@@ -364,23 +428,12 @@ def isls_svm(K, y, C, *, task: str = "classification", tol: float = 1e-4, max_it
                  history=[(alpha.copy(), b, int(np.sum(np.abs(alpha) > thr)))])
     run = _iterate(FitData(K, y), start, C, kappa, alpha_scale, thr, tol, max_iter)
 
-    alpha, b, t, diff = run.alpha, run.b, run.t, run.diff
-    xi = run.beta / C
-    # optimal value of (3) at the last weights: kappa/2 ||v||^2 + C/2 ||xi||^2 with v = alpha / alpha_prev
-    w_last = run.weights_history[-1]
-    on = w_last > 0
-    primal = 0.5 * float(np.sum(alpha[on] ** 2 / w_last[on])) + 0.5 * C * float(xi @ xi)
-    if run.converged:
-        status, msg = "optimal", f"converged in {t} iterations: ||alpha^t - alpha^(t+1)||/N = {diff:.3g} < {tol:g}"
-    else:
-        status = "max_iter_reached"
-        msg = f"stopped at max_iter = {max_iter}: ||alpha^t - alpha^(t+1)||/N = {diff:.3g} >= tol = {tol:g}"
-        warn_not_converged("isls_svm", t, diff, tol)
+    status, msg, objective, fields, extra = _final_label(run, K, y, C, gap_tol, tol, max_iter)
     return ISLSResult(
-        alpha=alpha, b=b, objective=-primal, n_iter=t, converged=run.converged, status=status, message=msg,
-        time=time.perf_counter() - t0, kkt_gap=diff, info=_info(run, kappa, alpha_scale), history=run.history,
-        weights_history=run.weights_history, beta_history=run.beta_history,
-        support_=np.flatnonzero(np.abs(alpha) > thr), task=task, sv_threshold=thr, weight_scale=kappa,
+        alpha=run.alpha, b=run.b, objective=objective, n_iter=run.t, converged=run.converged, status=status,
+        message=msg, time=time.perf_counter() - t0, kkt_gap=run.diff, info={**_info(run, kappa, alpha_scale), **extra},
+        history=run.history, weights_history=run.weights_history, beta_history=run.beta_history,
+        support_=np.flatnonzero(np.abs(run.alpha) > thr), task=task, sv_threshold=thr, weight_scale=kappa, **fields,
     )
 
 

@@ -63,14 +63,30 @@ from svmref._validation import (
 )
 
 from ._qmatrix import scan_gram
-from ._result import IllConditionedWarning, SolverResult, warn_not_converged
+from ._result import (
+    UNIT_ROUNDOFF,
+    IllConditionedWarning,
+    SolverResult,
+    certified,
+    relative_gap,
+    warn_not_converged,
+    warn_suboptimal,
+)
+from ._smo_common import duality_gap, gap_floor, gap_terms
 
-__all__ = ["ls_svm", "ls_svm_regression", "rls", "LinearResult", "RLSResult", "AUTO_CG_N", "IllConditionedWarning"]
+__all__ = ["ls_svm", "ls_svm_regression", "rls", "LinearResult", "RLSResult", "AUTO_CG_N", "IllConditionedWarning",
+           "GAP_TOL"]
 
 #: Above this many patterns ``method="auto"`` switches from the Cholesky factorisation to CG.
 AUTO_CG_N = 15000
 _METHODS = ("cholesky", "cg", "auto")
 _EPS = np.finfo(np.float64).eps
+#: Default ``gap_tol`` of the three solvers: ``"optimal"`` needs a certified relative duality gap (with its floor)
+#: of at most this. A direct solve is accurate to about ``eps cond`` (the residual's square enters the gap, so the
+#: gap is usually at its floor, 1e-16 to 1e-12 relative on the tests' instances); 1e-8 is the reference's
+#: certification tolerance (``svmref.formulations.reference.DEFAULT_TOL``): a solve labelled optimal here is as
+#: accurate as the ground truth claims to be.
+GAP_TOL = 1e-8
 #: Iterative refinement is applied when ``eps cond_1`` exceeds this (below it the Cholesky solution is
 #: already accurate to about 1e-12, and a refinement step would cost a third of the solve).
 _REFINE_ABOVE = 1e-12
@@ -162,10 +178,17 @@ def _check_method(method, N, K) -> str:
 # direct path: Cholesky of the shifted matrix, with the LDL' / eigh fallback
 # --------------------------------------------------------------------------------------------------
 def _shifted_solve(K: np.ndarray, shift: float, R: np.ndarray, overwrite_K: bool, rows: np.ndarray | None = None):
+    """``(X, method, message, report)`` of :func:`_shifted_solve_applied` (its ``apply`` left out)."""
+    return _shifted_solve_applied(K, shift, R, overwrite_K, rows)[:4]
+
+
+def _shifted_solve_applied(K: np.ndarray, shift: float, R: np.ndarray, overwrite_K: bool,
+                           rows: np.ndarray | None = None):
     """Solve ``(K + shift I) X = R`` for the columns of ``R`` with one factorisation.
 
-    Returns ``(X, method, message, report)``; ``report`` (Cholesky path only, else empty) holds ``rcond``,
-    ``expected_rel_error`` and ``refinement_steps`` (module docstring).  ``rows`` are the row sums of ``|K|``
+    Returns ``(X, method, message, report, apply)``; ``report`` (Cholesky path only, else empty) holds ``rcond``,
+    ``expected_rel_error`` and ``refinement_steps`` (module docstring); ``apply(V) = (K + shift I) V`` with the
+    original ``K`` (from the untouched triangle when ``overwrite_K``), for the certificate.  ``rows`` are the row sums of ``|K|``
     from :func:`_check_K_rows` (computed here by the same scan when not given), for ``||K + shift I||_1``.
 
     ``K`` (C-contiguous, symmetric) is copied once into ``W`` unless ``overwrite_K``.  ``W.T`` is a
@@ -192,9 +215,10 @@ def _shifted_solve(K: np.ndarray, shift: float, R: np.ndarray, overwrite_K: bool
         rcond = float(rcond) if info3 == 0 else 0.0
         acc = _EPS / rcond if rcond > 0.0 else np.inf     # expected relative accuracy, eps cond_1
         steps = 0
+        apply = _applier(K if not overwrite_K else None, L, d_saved, shift)
         if acc > _REFINE_ABOVE:
-            X, steps = _refine(K if not overwrite_K else None, L, d_saved, shift, R, X)
-        return X, "cholesky", "", {"rcond": rcond, "expected_rel_error": acc, "refinement_steps": steps}
+            X, steps = _refine(apply, L, R, X)
+        return X, "cholesky", "", {"rcond": rcond, "expected_rel_error": acc, "refinement_steps": steps}, apply
     if info < 0:  # pragma: no cover
         raise RuntimeError(f"LAPACK dpotrf: illegal argument {-info}")
     # ---- fallback: K + shift I is numerically not positive definite --------------------------------
@@ -208,7 +232,7 @@ def _shifted_solve(K: np.ndarray, shift: float, R: np.ndarray, overwrite_K: bool
         X, info2 = lapack.dsytrs(ldu, ipiv, R, lower=1)
         if info2 == 0 and np.all(np.isfinite(X)):
             warnings.warn(msg, LinAlgWarning, stacklevel=4)
-            return X, "ldl", msg, {}
+            return X, "ldl", msg, {}, (lambda V: A @ V)
     # ---- exactly singular: minimum-norm solution through the eigendecomposition ------------------
     w, V = np.linalg.eigh(A)
     cut = N * _EPS * max(float(np.max(np.abs(w))), 1.0)
@@ -217,18 +241,14 @@ def _shifted_solve(K: np.ndarray, shift: float, R: np.ndarray, overwrite_K: bool
     msg = (f"K + I*{shift:.3g} is singular to working precision ({int(np.sum(~keep))} eigenvalues with "
            f"|w| <= {cut:.3g}); used the minimum-norm solution from its eigendecomposition")
     warnings.warn(msg, LinAlgWarning, stacklevel=4)
-    return X, "eigh", msg, {}
+    return X, "eigh", msg, {}, (lambda V: A @ V)
 
 
-def _refine(K, L, d_saved, shift, R, X, max_steps: int = 2):
-    """Up to ``max_steps`` steps of iterative refinement ``X <- X + A^-1 (R - A X)``, ``A = K + shift I``.
-
-    ``K`` is the intact input, or None when it was overwritten: then ``A`` is applied from the strict triangle
-    of the working array that ``potrf`` did not touch (the strict upper triangle of the Fortran array ``L``)
-    and the saved diagonal ``d_saved``, by BLAS ``symm`` with the factor's diagonal swapped out and back.
-    A step is kept only if it lowers the residual.  Returns ``(X, steps_kept)``.
-    """
-    N = R.shape[0]
+def _applier(K, L, d_saved, shift):
+    """``V -> A V``, ``A = K + shift I``: from the intact input ``K``, or (``K = None``: overwritten) from the strict
+    triangle of the working array that ``potrf`` did not touch (the strict upper triangle of the Fortran array ``L``)
+    and the saved diagonal ``d_saved``, by BLAS ``symm`` with the factor's diagonal swapped out and back."""
+    N = L.shape[0]
 
     def apply(V):
         if K is not None:
@@ -240,6 +260,14 @@ def _refine(K, L, d_saved, shift, R, X, max_steps: int = 2):
         finally:
             L[np.arange(N), np.arange(N)] = dL
 
+    return apply
+
+
+def _refine(apply, L, R, X, max_steps: int = 2):
+    """Up to ``max_steps`` steps of iterative refinement ``X <- X + A^-1 (R - A X)``, ``A = K + shift I`` applied by
+    ``apply`` (:func:`_applier`), the solves by the factor ``L``.  A step is kept only if it lowers the residual.
+    Returns ``(X, steps_kept)``.
+    """
     res = R - apply(X)
     rn = float(np.max(np.abs(res)))
     kept = 0
@@ -337,7 +365,7 @@ def _ls_svm_kkt(K, y, C, method, tol, max_iter, overwrite_K, solver_name, rows=N
     R[:, 1] = 1.0                        # Ktilde eta = 1
     info = {}
     if method == "cholesky":
-        S, used, msg, report = _shifted_solve(K, 1.0 / C, R, overwrite_K, rows)
+        S, used, msg, report, apply = _shifted_solve_applied(K, 1.0 / C, R, overwrite_K, rows)
         n_iter, converged, status, gap = 1, True, ("optimal" if used == "cholesky" else "numerical_issue"), float("nan")
         if used == "cholesky":
             ok, msg, info = _accuracy_check(report, 1e-10 if tol is None else check_tol(tol),
@@ -370,36 +398,82 @@ def _ls_svm_kkt(K, y, C, method, tol, max_iter, overwrite_K, solver_name, rows=N
         )
     b = float(np.sum(nu)) / s_eta        # b = 1'nu / 1'eta
     beta = nu - b * eta                  # beta = nu - b eta
-    return beta, b, n_iter, converged, status, msg, gap, used, info
+    if method != "cholesky":
+        mm = _matmat(K)
+        apply = lambda V: mm(V) + V / C  # noqa: E731  (Ktilde = K + I/C, matrix-free)
+    return beta, b, n_iter, converged, status, msg, gap, used, info, apply
 
 
-def _ls_svm_common(K, y, C, method, tol, max_iter, overwrite_K, task):
+def _matvec_err(apply, c, rows, shift):
+    """A bound on the rounding of ``Ktilde c`` per entry: ``N u max_t sum_j |Ktilde_tj| |c_j|``, from the row sums of
+    ``|K|`` for a dense K; for a LinearOperator K, ``N u max(Ktilde |c|)`` (a bound for a K with non-negative
+    entries, e.g. RBF; an estimate otherwise)."""
+    N = c.shape[0]
+    if rows is not None:
+        return N * UNIT_ROUNDOFF * (float(np.max(rows)) + shift) * float(np.max(np.abs(c), initial=0.0))
+    return N * UNIT_ROUNDOFF * float(np.max(np.abs(apply(np.abs(c)[:, None])), initial=0.0))
+
+
+def _ls_certificate(apply, y, C, alpha, beta, b, task, rows):
+    """The certified duality gap of an LS-SVM solution (000 eqs. (1)-(2); 004 eq. (1)), from one product
+    ``Ktilde beta``: the box-dual machinery of :func:`svmref.solvers._smo_common.duality_gap` with no bounds, shift
+    ``1/C``, signs ``y`` and ``p = -1`` (classification) or signs 1 and ``p = -y`` (regression). The primal point is
+    ``W = sum_i beta_i Phi_i``, the exact best ``b`` (the mean of ``y_i - W.Phi_i``) and ``xi`` from the equality
+    constraints; ``P + D = (C/2) sum_i (xi_i - alpha_i / C)^2`` (the Fenchel-Young excesses), so
+    ``0 <= D - D* <= gap``. Returns ``(objective, gap, floor, scale, gap_at_b, b_cert)``; ``objective`` is the dual
+    ``D`` evaluated at ``alpha`` (not the identity that holds at the exact solution only)."""
+    N = y.shape[0]
+    s = y if task == "classification" else np.ones(N)
+    p = -np.ones(N) if task == "classification" else -y
+    Kc = apply(beta[:, None])[:, 0]
+    F = Kc + s * p                      # F_t = s_t (Q alpha + p)_t, with s_t alpha_t = beta_t
+    lo, up = np.full(N, -np.inf), np.full(N, np.inf)
+    gap, b_cert, _, a, fy = duality_gap(F, alpha, s, lo, up, 1.0 / C)
+    gap_at_b = float(np.sum(gap_terms(F, alpha, s, lo, up, 1.0 / C, b)[2])) - b * float(s @ alpha)
+    objective = 0.5 * float(alpha @ (s * F + p))
+    floor = gap_floor(F, alpha, p, a, b_cert, fy, 1.0 / C, _matvec_err(apply, beta, rows, 1.0 / C))
+    return objective, gap, floor, max(0.0, -objective - floor), gap_at_b, b_cert
+
+
+def _label(status, msg, gap, floor, scale, gap_tol, name, rule):
+    """``(status, message)``: an ``"optimal"`` solve whose certificate does not hold becomes ``"suboptimal"``, with a
+    :class:`~svmref.solvers._result.SuboptimalWarning` (stacklevel: the caller of the public solver)."""
+    if status != "optimal":
+        return status, msg
+    rel, rel_floor = relative_gap(gap, floor, scale)
+    if certified(gap, floor, scale, gap_tol):
+        return status, (msg + "; " if msg else "") + f"certified relative duality gap {rel:.3g} <= gap_tol {gap_tol:g}"
+    advice = "The system is ill-conditioned for this C: a smaller C, or method='cholesky' with iterative refinement"
+    return "suboptimal", warn_suboptimal(name, rule, rel, rel_floor, gap_tol, advice, stacklevel=5)
+
+
+def _ls_svm_common(K, y, C, method, tol, max_iter, overwrite_K, task, gap_tol):
     t0 = time.perf_counter()
     K, rows = _check_K_rows(K)
     N = K.shape[0]
     y = check_labels(y, N) if task == "classification" else check_targets(y, N)
     C = _check_C(C)
+    gap_tol = check_positive(gap_tol, "gap_tol")
     method = _check_method(method, N, K)
     name = "ls_svm" if task == "classification" else "ls_svm_regression"
-    beta, b, n_iter, conv, status, msg, gap, used, info = _ls_svm_kkt(K, y, C, method, tol, max_iter, overwrite_K,
-                                                                      name, rows)
-    # Dual objective (minimisation sign).  Regression (004 eq. (2)): D = 1/2 beta'Ktilde beta - y'beta.
-    # At the solution Ktilde beta = y - b 1 and 1'beta = 0, so beta'Ktilde beta = y'beta and D = -1/2 y'beta.
-    # Classification (000 eq. (2)) with alpha = y beta has the same value: -1/2 sum_i alpha_i.
-    objective = -0.5 * float(y @ beta)
-    if task == "classification":
-        alpha = y * beta                 # alpha_i = y_i beta_i (module docstring)
-    else:
-        alpha = beta
+    beta, b, n_iter, conv, status, msg, gap, used, info, apply = _ls_svm_kkt(K, y, C, method, tol, max_iter,
+                                                                             overwrite_K, name, rows)
+    alpha = y * beta if task == "classification" else beta   # alpha_i = y_i beta_i (module docstring)
+    objective, dgap, floor, scale, gap_at_b, b_cert = _ls_certificate(apply, y, C, alpha, beta, b, task, rows)
+    status, msg = _label(status, msg or f"solved the KKT system (2) by {used}", dgap, floor, scale, gap_tol, name,
+                         f"the KKT system (2) was solved by {used}")
+    rel, rel_floor = relative_gap(dgap, floor, scale)
+    info = dict(info, duality_gap_abs=dgap, gap_floor_abs=floor, gap_scale=scale, b_certified=b_cert,
+                duality_gap_at_b=relative_gap(gap_at_b, floor, scale)[0])
     return LinearResult(
-        alpha=alpha, b=b, objective=objective, n_iter=n_iter, converged=conv, status=status,
-        message=msg or f"solved the KKT system (2) by {used}", time=time.perf_counter() - t0,
-        kkt_gap=gap, info=info, task=task, coef=beta, method=used,
+        alpha=alpha, b=b, objective=objective, n_iter=n_iter, converged=conv, status=status, message=msg,
+        time=time.perf_counter() - t0, kkt_gap=gap, info=info, task=task, coef=beta, method=used,
+        duality_gap=rel, gap_floor=rel_floor, gap_tol=gap_tol,
     )
 
 
 def ls_svm(K, y, C, *, method: str = "cholesky", tol: float = 1e-10, max_iter: int | None = None,
-           overwrite_K: bool = False) -> LinearResult:
+           overwrite_K: bool = False, gap_tol: float = GAP_TOL) -> LinearResult:
     r"""LS-SVM classifier by its KKT system (000, eqs. (1), (2), (7)).
 
     Dual (000, eq. (2))::
@@ -420,18 +494,29 @@ def ls_svm(K, y, C, *, method: str = "cholesky", tol: float = 1e-10, max_iter: i
         and ``status="numerical_issue"`` (module docstring)
     max_iter : CG iteration limit (default ``10 N``)
     overwrite_K : if True, ``K`` is overwritten by the Cholesky factor (saves one N x N copy)
+    gap_tol : ``status="optimal"`` needs the certified relative duality gap with its floor within it (default
+        :data:`GAP_TOL`); else ``"suboptimal"`` and a :class:`~svmref.solvers._result.SuboptimalWarning`
 
     Returns
     -------
     LinearResult
-        ``alpha`` with ``f(x) = sum_i alpha_i y_i k(x_i, x) + b``; ``objective`` = the dual (2)
-        at ``alpha`` (minimisation sign, ``= -1/2 sum alpha_i``), so the primal optimum is ``-objective``.
+        ``alpha`` with ``f(x) = sum_i alpha_i y_i k(x_i, x) + b``; ``objective`` = the dual (2) evaluated at
+        ``alpha`` from one product ``Ktilde (y * alpha)`` (minimisation sign; ``-1/2 sum alpha_i`` at the exact
+        solution), so the primal optimum is ``-objective``.
+
+    The certificate (``duality_gap``, ``gap_floor``; :mod:`svmref.solvers._result`): the primal (000 eq. (1)) at
+    ``W = sum_i alpha_i y_i Phi_i``, the exact best ``b`` (the mean of ``y_i - W.Phi_i``) and the slacks of its
+    equality constraints, against the dual (2) at ``alpha``: weak duality bounds ``D(alpha) - D*`` and the
+    primal's excess by ``gap = (C/2) sum_i (xi_i - alpha_i/C)^2`` (derivation: ``docs/smo.md``, "Labels"), relative
+    to ``-D(alpha) <= |D*|``. It is computed from the residual with the original K (one more O(N^2) product,
+    against the O(N^3) factorisation), so it holds whatever the condition estimate says; the expected accuracy
+    ``eps cond_1`` stays the warning of ``tol``.
     """
-    return _ls_svm_common(K, y, C, method, tol, max_iter, overwrite_K, "classification")
+    return _ls_svm_common(K, y, C, method, tol, max_iter, overwrite_K, "classification", gap_tol)
 
 
 def ls_svm_regression(K, y, C, *, method: str = "cholesky", tol: float = 1e-10, max_iter: int | None = None,
-                      overwrite_K: bool = False) -> LinearResult:
+                      overwrite_K: bool = False, gap_tol: float = GAP_TOL) -> LinearResult:
     r"""LS-SVM regression by the KKT system (004, eqs. (1)-(2); 002).
 
     Primal (004, eq. (1)): ``min 1/2||W||^2 + C/2 sum xi_i^2`` s.t. ``W.Phi(x_i) + b = y_i - xi_i``.
@@ -441,13 +526,38 @@ def ls_svm_regression(K, y, C, *, method: str = "cholesky", tol: float = 1e-10, 
     ``alpha`` is in the convention ``f(x) = sum_i alpha_i k(x_i, x) + b``.  Parameters as :func:`ls_svm`
     (``y`` real targets).
     """
-    return _ls_svm_common(K, y, C, method, tol, max_iter, overwrite_K, "regression")
+    return _ls_svm_common(K, y, C, method, tol, max_iter, overwrite_K, "regression", gap_tol)
 
 
 # --------------------------------------------------------------------------------------------------
 # RLS
 # --------------------------------------------------------------------------------------------------
-def rls(K, y, gamma, *, tol: float = 1e-10, overwrite_K: bool = False) -> RLSResult:
+def _rls_certificate(apply, y, gamma, c, rows):
+    """The certified duality gap of an RLS solution ``c`` (001 eq. (7); its dual, derived in
+    ``docs/formulations/rls.md``: ``min (m/4)||beta||^2 + beta'K beta / (4 gamma) - y'beta``) at the dual point
+    ``beta = 2 xi / m``, ``xi = y - K c`` (stationarity in ``xi``): with ``d = c - xi / (m gamma)``,
+
+        P(c) + D(beta) = gamma d'K d >= 0,
+
+    so ``0 <= P(c) - p* <= gap`` (two products with the original K: ``K c`` and ``K d``). Returns
+    ``(P, gap, floor, scale)``; ``scale = P - gap - floor <= p*``."""
+    m = y.shape[0]
+    shift = m * gamma
+    Kc = apply(c[:, None])[:, 0] - shift * c
+    xi = y - Kc
+    d = c - xi / shift
+    Kd = apply(d[:, None])[:, 0] - shift * d
+    P = float(xi @ xi) / m + gamma * float(c @ Kc)
+    gap = gamma * float(d @ Kd)
+    e_c, e_d = _matvec_err(apply, c, rows, shift), _matvec_err(apply, d, rows, shift)
+    floor = ((m + 4) * UNIT_ROUNDOFF * (float(xi @ xi) / m + gamma * float(np.abs(c) @ np.abs(Kc))
+                                         + gamma * float(np.abs(d) @ np.abs(Kd)))
+             + e_c * (2.0 * float(np.sum(np.abs(xi))) / m + gamma * float(np.sum(np.abs(c)))
+                      + 2.0 * float(np.sum(np.abs(Kd))) / m) + gamma * e_d * float(np.sum(np.abs(d))))
+    return P, gap, floor, max(0.0, P - gap - floor)
+
+
+def rls(K, y, gamma, *, tol: float = 1e-10, overwrite_K: bool = False, gap_tol: float = GAP_TOL) -> RLSResult:
     r"""Regularized least squares (001, eqs. (7)-(9)).
 
     Functional (001, eq. (7)): ``min_f (1/m) sum_i (y_i - f(x_i))^2 + gamma ||f||_K^2``; its minimiser
@@ -457,12 +567,14 @@ def rls(K, y, gamma, *, tol: float = 1e-10, overwrite_K: bool = False) -> RLSRes
 
     solved by Cholesky (same path and fallback as :func:`ls_svm`).  No bias term, as the paper has it.
 
-    ``objective`` is the value of (7) at the solution.  From (8), ``K c = y - m gamma c``, so
-    ``(1/m)||y - Kc||^2 = m gamma^2 ||c||^2`` and ``gamma c'Kc = gamma (c'y - m gamma ||c||^2)``:
-    the sum is ``gamma y'c``.
+    ``objective`` is the value of (7) evaluated at ``c`` (one product ``K c``; at the exact solution of (8) it is
+    ``gamma y'c``: ``K c = y - m gamma c`` gives ``(1/m)||y - Kc||^2 = m gamma^2 ||c||^2`` and
+    ``gamma c'Kc = gamma (c'y - m gamma ||c||^2)``).
 
     ``tol``: the expected relative accuracy ``eps cond_1(m gamma I + K)`` above which an
     :class:`IllConditionedWarning` is issued and ``status="numerical_issue"`` (module docstring).
+    ``gap_tol``: ``status="optimal"`` needs the certified relative duality gap (:func:`_rls_certificate`: weak
+    duality against the RLS dual, relative to a certified lower bound on the optimum) with its floor within it.
     """
     t0 = time.perf_counter()
     K, rows = _check_K_rows(K)
@@ -472,8 +584,9 @@ def rls(K, y, gamma, *, tol: float = 1e-10, overwrite_K: bool = False) -> RLSRes
     y = check_targets(y, m)
     gamma = check_positive(gamma, "gamma")
     tol = check_tol(tol)
+    gap_tol = check_positive(gap_tol, "gap_tol")
     R = np.asfortranarray(y[:, None])
-    S, used, msg, report = _shifted_solve(K, m * gamma, R, overwrite_K, rows)
+    S, used, msg, report, apply = _shifted_solve_applied(K, m * gamma, R, overwrite_K, rows)
     status = "optimal" if used == "cholesky" else "numerical_issue"
     info = {}
     if used == "cholesky":
@@ -481,9 +594,13 @@ def rls(K, y, gamma, *, tol: float = 1e-10, overwrite_K: bool = False) -> RLSRes
         if not ok:
             status = "numerical_issue"
     c = S[:, 0]
-    objective = gamma * float(y @ c)     # (7) at the solution of (8), derivation above
+    objective, dgap, floor, scale = _rls_certificate(apply, y, gamma, c, rows)
+    status, msg = _label(status, msg or f"solved (m gamma I + K) c = y (001 eq. (8)) by {used}", dgap, floor, scale,
+                         gap_tol, "rls", f"(m gamma I + K) c = y was solved by {used}")
+    rel, rel_floor = relative_gap(dgap, floor, scale)
+    info = dict(info, duality_gap_abs=dgap, gap_floor_abs=floor, gap_scale=scale)
     return RLSResult(
-        alpha=None, b=None, objective=objective, n_iter=1, converged=True, status=status,
-        message=msg or f"solved (m gamma I + K) c = y (001 eq. (8)) by {used}",
-        time=time.perf_counter() - t0, c=c, method=used, info=info,
+        alpha=None, b=None, objective=objective, n_iter=1, converged=True, status=status, message=msg,
+        time=time.perf_counter() - t0, c=c, method=used, info=info, duality_gap=rel, gap_floor=rel_floor,
+        gap_tol=gap_tol,
     )

@@ -47,6 +47,13 @@ N <= :data:`PSD_SCAN_MAX_N`, by a Cholesky scan of ``Kt + tau I`` before startin
 does (``a_ij`` replaced by TAU) under a :class:`NotConvexWarning` with ``status="not_convex"``
 (``on_nonconvex="clamp"``).  A result with non-finite alpha or b is never labelled optimal.
 
+**Labels.**  The stopping rule is LIBSVM's; the label is not: every result carries the certified relative duality
+gap of its point (``duality_gap``, computed in O(N log N) from the maintained gradient: the primal of the point
+``alpha`` defines, with the exact best ``b`` and optimal slacks, against the dual), and ``status="optimal"`` means the
+KKT rule held **and** ``duality_gap <= gap_tol``; ``"suboptimal"`` (with :class:`SuboptimalWarning`, saying how far
+from optimal the point may be and which ``tol`` should fix it) means the rule held but the gap did not.  Derivation
+and the measurement behind ``gap_tol = 1e-2``: ``docs/smo.md`` §10.
+
 **Hard problems.**  On ill-conditioned problems (LS-SVM or the Least 1-Norm SVM on separable data with
 C = 1e6) pairwise steps converge at a rate ~ 1 - 1/cond and stall.  Every :data:`NEWTON_EVERY` SMO
 iterations (and once at the end when ``tol < REFRESH_TOL``) the engine takes a Newton step on the free
@@ -78,11 +85,20 @@ from svmref._validation import (
 
 from . import _smo_kernel as _k
 from ._qmatrix import PrecomputedKernel, RawKernel, as_qmatrix, available_memory
-from ._result import ConvergenceWarning, SolverResult, warn_not_converged
-from ._smo_common import bias, kkt_gap
+from ._result import (
+    UNIT_ROUNDOFF,
+    ConvergenceWarning,
+    SolverResult,
+    SuboptimalWarning,
+    certified,
+    relative_gap,
+    warn_not_converged,
+    warn_suboptimal,
+)
+from ._smo_common import bias, duality_gap, gap_floor, gap_terms, kkt_gap
 
 __all__ = ["SMOResult", "smo_solve", "l1_svm", "l2_svm", "ls_svm", "least_1norm_svm", "svr", "WSS",
-           "RawKernel", "PrecomputedKernel", "NotConvexWarning", "ON_NONCONVEX"]
+           "RawKernel", "PrecomputedKernel", "NotConvexWarning", "SuboptimalWarning", "ON_NONCONVEX", "GAP_TOL"]
 
 #: The working-set selection rules.
 WSS = ("first", "second")
@@ -92,6 +108,13 @@ ON_NONCONVEX = ("raise", "clamp")
 
 #: Below this tol the final gap is re-checked on F recomputed from alpha (one K @ v).
 REFRESH_TOL = 1e-5
+
+#: Below :data:`REFRESH_TOL` the loop stops at a KKT gap of ``TIGHT_MARGIN * tol`` (``tol`` stays the rule the
+#: result is judged by). A tol that tight asks for an accurate solution, and the KKT gap bounds the decision values
+#: only up to a factor of order one: on verify's s-linear-50 (epsilon-SVR, epsilon = 0) a KKT gap of 9.7e-7 left
+#: ``b`` 4.4e-7 and the decision values 1.3e-6 from the optimum, so ``svmref verify`` at ``--tol 1e-6``, which holds
+#: decision values to the tol, failed it. The margin costs a few Newton-polished iterations.
+TIGHT_MARGIN = 0.1
 
 #: A pair with ``a_ij < -PSD_RTOL * max(1, |Kt_ii| + |Kt_jj|)`` proves that Kt is not PSD
 #: (:data:`svmref._thresholds.SMO_PSD_RTOL`, defined there with its reason).
@@ -108,6 +131,11 @@ NEWTON_MAX_FREE = 4000
 
 #: Largest free set for the eigen-decomposition used when that system is singular.
 NEWTON_MAX_FREE_SINGULAR = 1500
+
+#: Default ``gap_tol``: the certified relative duality gap at or below which a result that met the stopping rule is
+#: labelled ``"optimal"`` (above it: ``"suboptimal"`` and a :class:`SuboptimalWarning`). Chosen by measurement
+#: (``docs/smo.md``, "Labels": the gaps of routine fits at the default ``tol`` against the points that are far off).
+GAP_TOL = 1e-2
 
 #: Rounds of :data:`NEWTON_EVERY` iterations without a 10% decrease of the best KKT gap (and no Newton step)
 #: after which the solver stops as stalled (``status="numerical_issue"``).
@@ -160,6 +188,18 @@ def _check_bound(v, n: int, name: str) -> np.ndarray:
     if np.any(np.isnan(arr)):
         raise ValueError(f"{name} contains NaN (first at index {int(np.argmax(np.isnan(arr)))})")
     return np.ascontiguousarray(arr)
+
+
+def _check_box(lower, upper, n: int):
+    """``(lower, upper)`` as vectors of length ``n`` with ``lower <= upper``, ``lower < inf``, ``upper > -inf``."""
+    lower = _check_bound(lower, n, "lower")
+    upper = _check_bound(upper, n, "upper")
+    if np.any(lower > upper):
+        i = int(np.argmax(lower > upper))
+        raise ValueError(f"lower must not exceed upper; lower[{i}] = {lower[i]!r} > upper[{i}] = {upper[i]!r}")
+    if np.any(lower == np.inf) or np.any(upper == -np.inf):
+        raise ValueError("lower must be < +inf and upper > -inf")
+    return lower, upper
 
 
 def _check_alpha0(alpha0, y, lower, upper) -> np.ndarray:
@@ -418,6 +458,7 @@ class _Run:
         self.pat = np.arange(M, dtype=np.int64) if self.ident else np.ascontiguousarray(pat, dtype=np.int64)
         self.tol, self.second, self.max_iter, self.shrinking, self.clamp, self.newton = (
             tol, second, max_iter, shrinking, clamp, newton)
+        self.stop_tol = tol * TIGHT_MARGIN if tol < REFRESH_TOL else tol  # where the loop stops (TIGHT_MARGIN)
         self.Kd = np.ascontiguousarray(qm.diag())
         self.n_iter = self.newton_steps = self.refreshes = self.gathered = 0
         self.drift = float("nan")
@@ -428,9 +469,33 @@ class _Run:
         # between rounds: alpha moved by a Newton step (F, Gbar stale), the objective after the last round, the
         # best KKT gap so far, and the rounds without a 10% decrease of it
         self.stale, self.last_obj, self.best_gap, self.no_progress = False, np.inf, np.inf, 0
+        # the rounding model of the running F (drift_bound): the error of F when it was last computed from alpha,
+        # the iterations and the total step |d alpha| since, the largest |F| seen, and max |Kt_ij| (<= max Kt_ii)
+        self.kmax = float(np.max(np.abs(self.Kd))) + shift if M else 0.0
+        self.exact_err, self.iters_since, self.moved_since, self.fabs = 0.0, 0, 0.0, 0.0
 
     def gradient(self, only_at_bound=None):
         return _gradient(self.qm, self.pat, self.ident, self.y, self.p, self.shift, self.alpha, only_at_bound)
+
+    def refresh(self):
+        """``F`` recomputed from ``alpha`` (one ``K @ v``); the drift counters start again from its rounding."""
+        self.F = self.gradient()
+        self.exact_err = self.matvec_err()
+        self.iters_since, self.moved_since = 0, 0.0
+        self.fabs = max(self.fabs, float(np.max(np.abs(self.F))) if self.F.size else 0.0)
+
+    def matvec_err(self):
+        """Rounding bound of one ``F`` computed from ``alpha``: ``M u max|Kt| sum|alpha|`` per entry."""
+        return self.y.shape[0] * UNIT_ROUNDOFF * self.kmax * float(np.sum(np.abs(self.alpha)))
+
+    def drift_bound(self):
+        """A bound on ``max_t |F_t - (y_t (Q alpha + p)_t)|`` for the running ``F``, from a rounding model of its
+        updates: each rank-2 update ``F += di K_:i + dj K_:j`` adds at most ``2u (|F| + max|Kt| (|di| + |dj|))``, a
+        reconstruction of shrunk entries (or a recomputation) ``M u max|Kt| sum|alpha|``. ``|F|`` is the largest seen
+        between rounds, a model rather than a proof; ``tests/test_solver_labels.py`` holds it to the recomputed F."""
+        u = UNIT_ROUNDOFF
+        return (self.exact_err + 2.0 * u * (self.iters_since * self.fabs + self.kmax * self.moved_since)
+                + (self.matvec_err() if self.shrinking else 0.0))
 
     def gbar(self):
         """LIBSVM's ``G_bar`` at ``alpha``: the terms of the variables at a non-zero bound."""
@@ -446,8 +511,9 @@ class _Run:
             self.Gbar = np.zeros(M)
         else:
             self.alpha = _check_alpha0(alpha0, self.y, self.lower, self.upper)
-            self.F = self.gradient()
+            self.refresh()
             self.Gbar = self.gbar() if self.shrinking else np.zeros(M)
+        self.fabs = max(self.fabs, float(np.max(np.abs(self.F))) if M else 0.0)
 
     def kkt_gap(self):
         return float(kkt_gap(self.y, self.lower, self.upper, self.alpha, self.F))
@@ -463,9 +529,12 @@ class _Run:
         budget = min(self.chunk, self.max_iter - self.n_iter)
         it, code, gap = _k.solve(
             _k.BoxDual(Q, self.Kd, self.pat, self.ident, self.y, self.p, self.lower, self.upper, self.shift),
-            _k.Options(self.tol, self.second, budget, self.shrinking, PSD_RTOL, self.clamp),
+            _k.Options(self.stop_tol, self.second, budget, self.shrinking, PSD_RTOL, self.clamp),
             self.alpha, self.F, self.Gbar, out, cbuf)
         self.n_iter += int(it)
+        self.iters_since += int(it)
+        self.moved_since += float(out[_k.OUT_MOVED])
+        self.fabs = max(self.fabs, float(np.max(np.abs(self.F))) if self.F.size else 0.0)
         if code == _k.NOT_CONVEX:
             i, j, a = int(out[_k.OUT_I]), int(out[_k.OUT_J]), float(out[_k.OUT_AIJ])
             raise NotConvexError(
@@ -482,16 +551,18 @@ class _Run:
         after a Newton polish of the free variables.  Returns ``(gap, final)``; ``final`` is ``None`` while SMO
         should go on or the gap is met."""
         self.refreshes += 1
-        F_new = self.gradient()
-        self.drift = float(np.max(np.abs(F_new - self.F))) if F_new.size else 0.0
-        self.F = F_new
+        F_old = self.F
+        self.refresh()
+        self.drift = float(np.max(np.abs(self.F - F_old))) if F_old.size else 0.0
         if self.newton and self.refreshes <= 3 and self.newton_step() > 0.0:
             self.newton_steps += 1
-            self.F = self.gradient()
+            self.refresh()
         if self.shrinking:
             self.Gbar = self.gbar()
         gap = self.kkt_gap()
-        if not gap <= self.tol and self.refreshes >= 6:
+        if not gap <= self.stop_tol and self.refreshes >= 6:
+            if gap <= self.tol:  # the margin is out of reach at working precision; the rule itself holds
+                return gap, None
             return gap, ("numerical_issue", f"the KKT gap {gap:.3g} on the recomputed gradient stays above tol "
                                             f"{self.tol:g} at working precision; use a larger tol")
         return gap, None
@@ -538,7 +609,7 @@ class _Run:
         final = None
         while final is None:
             if self.stale:  # alpha moved by a Newton step: F (and Gbar) from alpha
-                self.F = self.gradient()
+                self.refresh()
                 if self.shrinking:
                     self.Gbar = self.gbar()
                 self.stale = False
@@ -551,44 +622,143 @@ class _Run:
                 if self.tol >= REFRESH_TOL:
                     break
                 gap, final = self.confirm()
-                if gap <= self.tol:
+                if gap <= self.stop_tol or (final is None and self.refreshes >= 6 and gap <= self.tol):
                     break
             elif self.n_iter >= self.max_iter:
                 break
             else:
                 final = self.between_rounds(gap)
         if self.stale:
-            self.F = self.gradient()
+            self.refresh()
             gap = self.kkt_gap()
         return code, gap, final
 
 
-def _status(run, code, gap, final, b, objective):
-    """``(status, message, converged)`` of a finished run (the labels of :class:`SolverResult`)."""
+@dataclass(frozen=True)
+class _Certificate:
+    """The certified duality gap at the returned point (:func:`_certificate`), in absolute terms: ``gap`` at the
+    exact best bias ``b_cert``, its rounding ``floor``, ``scale`` (a certified lower bound on ``|D*|``), the gap
+    ``gap_at_b`` of the model as returned (LIBSVM's ``b``) and the primal value ``primal`` at ``b_cert``."""
+
+    gap: float
+    floor: float
+    scale: float
+    b_cert: float
+    gap_at_b: float
+    primal: float
+    drift: float
+
+    def relative(self):
+        return relative_gap(self.gap, self.floor, self.scale)
+
+
+def _certificate(run, b, objective):
+    """The certified duality gap of the returned ``alpha`` (:func:`svmref.solvers._smo_common.duality_gap`, from the
+    running ``F``: O(M log M)), or ``None`` where weak duality does not apply (a kernel found not PSD) or the
+    result is not finite.
+
+    ``D(alpha) - D* <= gap`` and ``P(W, b_cert) - p* <= gap`` (``p* = -D*``); ``D* <= D(alpha) <= 0`` from the
+    start ``alpha = 0`` (or ``D(alpha) > 0``, then ``scale = 0``), so ``|D*| >= -D(alpha)``: the relative gap
+    ``gap / scale`` with ``scale = -objective - floor`` bounds ``(D(alpha) - D*) / |D*|``.
+
+    The primal each adapter is certified against: 003 eq. (2) (L1), 000 §1 (L2), 000 eq. (1) (LS), 000 eq. (3)
+    (Least 1-Norm), the epsilon-SVR primal (:func:`svr`). In ``info``: ``duality_gap_abs``, ``gap_floor_abs``,
+    ``gap_scale``, ``primal_objective`` (the primal at ``b_certified``, the exact best bias), ``duality_gap_at_b``
+    (the gap of the model with the returned ``b``, LIBSVM's rule) and ``F_drift_bound``."""
+    if run.seen_nonconvex or not (np.all(np.isfinite(run.alpha)) and np.all(np.isfinite(run.F))
+                                  and np.isfinite(b) and np.isfinite(objective)):
+        return None
+    gap, b_cert, _, a, fy = duality_gap(run.F, run.alpha, run.y, run.lower, run.upper, run.shift)
+    fy_b = gap_terms(run.F, run.alpha, run.y, run.lower, run.upper, run.shift, b)[2]
+    gap_at_b = float(np.sum(fy_b)) - b * float(run.y @ run.alpha)
+    floor = gap_floor(run.F, run.alpha, run.p, a, b_cert, fy, run.shift, run.drift_bound())
+    scale = max(0.0, -objective - floor)
+    return _Certificate(gap=gap, floor=floor, scale=scale, b_cert=b_cert, gap_at_b=gap_at_b, primal=gap - objective,
+                        drift=run.drift_bound())
+
+
+def advised_tol(kkt, tol, rel, gap_tol):
+    """The ``tol`` that should bring a certified relative gap ``rel`` within ``gap_tol``: the gap falls about in
+    proportion to the KKT gap (measured, ``docs/smo.md`` "Labels"), so ``gap_tol / rel`` of the KKT gap reached,
+    3x below for the exceptions, rounded down to a power of 10.  An estimate (``tests/test_solver_labels.py``
+    re-solves at it)."""
+    reached = min(kkt, tol) if np.isfinite(kkt) and kkt > 0.0 else tol
+    want = reached * gap_tol / rel / 3.0 if np.isfinite(rel) and rel > 0.0 else reached * 1e-3
+    return float(10.0 ** np.floor(np.log10(max(want, 1e-15))))
+
+
+def _advice(kkt, tol, rel, gap_tol):
+    """The advice of the :class:`SuboptimalWarning`, in words (:func:`advised_tol`)."""
+    t = advised_tol(kkt, tol, rel, gap_tol)
+    return (f"tol = {t:.0e} should bring it within gap_tol (an estimate: the gap falls about in proportion to the KKT "
+            f"gap); or raise gap_tol if {100.0 * rel:.3g}% is acceptable")
+
+
+def _status(run, code, gap, final, b, objective, cert, gap_tol):
+    """``(status, message, converged, rule)`` of a finished run (the labels of :class:`SolverResult`); ``rule`` is the
+    stopping rule in words when it held but the certificate did not (``status="suboptimal"``), else ``""``."""
     tol = run.tol
     converged = code == _k.OPTIMAL and final is None and gap <= tol
+    rule = ""
     if final is not None:
         status, message = final
     elif converged:
-        status, message = "optimal", f"KKT gap {gap:.3g} <= tol {tol:g} after {run.n_iter} iterations"
+        message = f"KKT gap {gap:.3g} <= tol {tol:g} after {run.n_iter} iterations"
+        if cert is not None and certified(cert.gap, cert.floor, cert.scale, gap_tol):
+            status = "optimal"
+            message += f"; certified relative duality gap {cert.relative()[0]:.3g} <= gap_tol {gap_tol:g}"
+        else:
+            status, rule = "suboptimal", message
     else:
         status = "max_iter_reached"
         message = f"stopped at max_iter = {run.max_iter} with KKT gap {gap:.3g} > tol {tol:g}"
-    if run.seen_nonconvex and status in ("optimal", "max_iter_reached"):
-        status = "not_convex"
-        converged = False
+    if run.seen_nonconvex and status in ("optimal", "suboptimal", "max_iter_reached"):
+        status, converged, rule = "not_convex", False, ""
         message = ("the kernel matrix is not positive semidefinite (a_ij < 0 met, TAU clamp used): "
                    f"a stationary point of a non-convex problem at best; {message}")
     if not (np.all(np.isfinite(run.alpha)) and np.isfinite(b) and np.isfinite(objective)):
-        status, converged = "numerical_issue", False
+        status, converged, rule = "numerical_issue", False, ""
         message = f"non-finite alpha, b or objective: the result is unusable ({message})"
-    return status, message, converged
+    elif cert is not None and cert.gap < -cert.floor:
+        status, converged, rule = "numerical_issue", False, ""
+        message = (f"negative duality gap {cert.gap:.3g} beyond its rounding floor {cert.floor:.3g}: weak duality fails, "
+                   f"so K is not PSD (below the detection threshold) or F has drifted ({message})")
+    return status, message, converged, rule
 
 
-def _engine(qm, pat, y, p, lower, upper, shift, *, tol, second, wss, max_iter, alpha0, shrinking, on_nonconvex,
-            psd_scan, newton, name, stacklevel, coef_fn, t0):
-    """The SMO engine: PSD checks, the start point, the rounds of :meth:`_Run.iterate`, the bias, the labels and
-    the warnings (issued here, ``stacklevel`` frames above)."""
+def _warn(name, status, message, rule, nonconvex_msg, final, cert, gap, tol, gap_tol, n_iter, stacklevel):
+    """The warning of a finished run (one at most); returns the result's message."""
+    if status == "max_iter_reached":
+        warn_not_converged(name, n_iter, gap, tol, stacklevel=stacklevel + 2)
+    elif status == "suboptimal":
+        rel, rel_floor = cert.relative() if cert is not None else (float("nan"), float("nan"))
+        return warn_suboptimal(name, rule, rel, rel_floor, gap_tol, _advice(gap, tol, rel, gap_tol),
+                               stacklevel=stacklevel + 2)
+    elif status != "optimal" and not (status == "not_convex" and nonconvex_msg and final is None):  # warned above
+        warnings.warn(f"{name}: {message} (status={status!r})",
+                      NotConvexWarning if status == "not_convex" else ConvergenceWarning, stacklevel=stacklevel + 1)
+    return message
+
+
+def _cert_fields(cert, gap_tol, status, kkt, tol):
+    """The certificate's fields of :class:`SolverResult` and its entries of ``info`` (with ``advised_tol`` when
+    ``status="suboptimal"``)."""
+    if cert is None:
+        nan = float("nan")
+        return dict(duality_gap=nan, gap_floor=nan, gap_tol=gap_tol), {}
+    rel, rel_floor = cert.relative()
+    info = {"duality_gap_abs": cert.gap, "gap_floor_abs": cert.floor, "gap_scale": cert.scale,
+            "primal_objective": cert.primal, "b_certified": cert.b_cert,
+            "duality_gap_at_b": relative_gap(cert.gap_at_b, cert.floor, cert.scale)[0], "F_drift_bound": cert.drift}
+    if status == "suboptimal":
+        info["advised_tol"] = advised_tol(kkt, tol, rel, gap_tol)
+    return dict(duality_gap=rel, gap_floor=rel_floor, gap_tol=gap_tol), info
+
+
+def _engine(qm, pat, y, p, lower, upper, shift, *, tol, gap_tol, second, wss, max_iter, alpha0, shrinking,
+            on_nonconvex, psd_scan, newton, name, stacklevel, coef_fn, t0):
+    """The SMO engine: PSD checks, the start point, the rounds of :meth:`_Run.iterate`, the bias, the certificate,
+    the labels and the warnings (issued here, ``stacklevel`` frames above)."""
     run = _Run(qm, pat, y, p, lower, upper, shift, tol=tol, second=second, max_iter=max_iter, shrinking=shrinking,
                clamp=on_nonconvex == "clamp", newton=newton)
     nonconvex_msg = _psd_precheck(qm, run.Kd, shift, psd_scan)
@@ -600,25 +770,24 @@ def _engine(qm, pat, y, p, lower, upper, shift, *, tol, second, wss, max_iter, a
                       "TAU clamp (status='not_convex')", NotConvexWarning, stacklevel=stacklevel)
     run.start(alpha0)
     run.seen_nonconvex = bool(nonconvex_msg)
-    code, gap, final = run.iterate(qm.numba_q(), np.zeros(6), _compact_cache(qm, y.shape[0]), name)
+    code, gap, final = run.iterate(qm.numba_q(), np.zeros(7), _compact_cache(qm, y.shape[0]), name)
     b, n_free = bias(y, lower, upper, run.alpha, run.F)
     objective = run.objective()
     gap = float(gap)
-    status, message, converged = _status(run, code, gap, final, b, objective)
+    cert = _certificate(run, float(b), objective)
+    status, message, converged, rule = _status(run, code, gap, final, b, objective, cert, gap_tol)
     elapsed = time.perf_counter() - t0
-    if status == "max_iter_reached":
-        warn_not_converged(name, int(run.n_iter), gap, tol, stacklevel=stacklevel + 1)
-    elif status != "optimal" and not (status == "not_convex" and nonconvex_msg and final is None):  # warned above
-        warnings.warn(f"{name}: {message} (status={status!r})",
-                      NotConvexWarning if status == "not_convex" else ConvergenceWarning, stacklevel=stacklevel)
+    message = _warn(name, status, message, rule, nonconvex_msg, final, cert, gap, tol, gap_tol, int(run.n_iter),
+                    stacklevel)
+    fields, cinfo = _cert_fields(cert, gap_tol, status, gap, tol)
     info = {"diag_shift": shift, "max_iter": max_iter, "F_refreshes": run.refreshes, "F_drift": run.drift,
             "newton_steps": run.newton_steps, "shrinking": shrinking, "min_active": run.min_active,
-            "compact_columns_gathered": run.gathered, **qm.cache_info()}
+            "compact_columns_gathered": run.gathered, **cinfo, **qm.cache_info()}
     alpha = run.alpha
     return SMOResult(
         alpha=alpha, b=float(b), objective=objective, n_iter=int(run.n_iter), converged=converged, status=status,
         message=message, time=elapsed, kkt_gap=gap, info=info, coef=coef_fn(alpha), objective_sense="min",
-        n_sv=int(np.count_nonzero(alpha)), n_free=int(n_free), wss=wss, tol=tol,
+        n_sv=int(np.count_nonzero(alpha)), n_free=int(n_free), wss=wss, tol=tol, **fields,
     )
 
 
@@ -630,6 +799,7 @@ def smo_solve(
     *,
     diag_shift: float = 0.0,
     tol: float = 1e-3,
+    gap_tol: float = GAP_TOL,
     wss: str = "second",
     max_iter: int | None = None,
     alpha0=None,
@@ -657,9 +827,13 @@ def smo_solve(
     diag_shift : float >= 0
         ``s`` in ``Kt = K + s I`` (``1/C`` for L2 and LS-SVM).
     tol : float > 0
-        Stop when the KKT gap ``max_{I_low} F - min_{I_up} F <= tol`` (000, eq. (10)/(11)).  Below
-        ``REFRESH_TOL = 1e-5`` the gap is confirmed on ``F`` recomputed from ``alpha`` (the running
-        ``F`` drifts by rounding), and SMO resumes if it is not met; ``info["F_drift"]`` reports the drift.
+        Stop when the KKT gap ``max_{I_low} F - min_{I_up} F <= tol`` (000, eq. (10)/(11)).  Below ``REFRESH_TOL
+        = 1e-5`` the gap is confirmed on ``F`` recomputed from ``alpha`` (``info["F_drift"]``: the drift), SMO resumes
+        if it is not met, and the loop stops at ``TIGHT_MARGIN * tol`` so that decision values are within tol too.
+    gap_tol : float > 0
+        A result whose KKT rule held is ``"optimal"`` when its certified relative duality gap is at most
+        ``gap_tol``, else ``"suboptimal"`` with a :class:`SuboptimalWarning` advising a ``tol``
+        (``info["advised_tol"]``). Default :data:`GAP_TOL` ``= 1e-2``, measured in ``docs/smo.md`` §10.
     wss : {"first", "second"}
         Maximal violating pair (000, eq. (8)) or Fan, Chen & Lin (2005) second order.
     max_iter : int, optional
@@ -680,23 +854,20 @@ def smo_solve(
     Returns
     -------
     SMOResult
+        With the certificate of :func:`_certificate` (``duality_gap``, ``gap_floor``; ``info``: the absolute values,
+        ``gap_scale``, ``primal_objective``, ``b_certified``, ``duality_gap_at_b``, ``F_drift_bound``).
     """
     t0 = time.perf_counter()
     qm = as_qmatrix(K)
     n = qm.n
     y = check_labels(y, n, "y")
-    lower = _check_bound(lower, n, "lower")
-    upper = _check_bound(upper, n, "upper")
-    if np.any(lower > upper):
-        i = int(np.argmax(lower > upper))
-        raise ValueError(f"lower must not exceed upper; lower[{i}] = {lower[i]!r} > upper[{i}] = {upper[i]!r}")
-    if np.any(lower == np.inf) or np.any(upper == -np.inf):
-        raise ValueError("lower must be < +inf and upper > -inf")
+    lower, upper = _check_box(lower, upper, n)
     shift = check_nonnegative(diag_shift, "diag_shift")
     tol = check_tol(tol, "tol")
+    gap_tol = check_positive(gap_tol, "gap_tol")
     second, shrinking, newton = _check_options(wss, on_nonconvex, psd_scan, shrinking, newton)
     max_iter = max(10_000_000, 100 * n) if max_iter is None else check_max_iter(max_iter, "max_iter")
-    return _engine(qm, None, y, -np.ones(n), lower, upper, shift, tol=tol, second=second, wss=wss,
+    return _engine(qm, None, y, -np.ones(n), lower, upper, shift, tol=tol, gap_tol=gap_tol, second=second, wss=wss,
                    max_iter=max_iter, alpha0=alpha0, shrinking=shrinking, on_nonconvex=on_nonconvex,
                    psd_scan=psd_scan, newton=newton, name=_name, stacklevel=_stacklevel,
                    coef_fn=lambda a: a * y, t0=t0)
@@ -712,12 +883,12 @@ def _adapter(name, K, y, C, lower, upper, shift, tol, wss, max_iter, alpha0, opt
     )
 
 
-def l1_svm(K, y, C, *, tol=1e-3, wss="second", max_iter=None, alpha0=None, shrinking=True, on_nonconvex="raise",
-           psd_scan="auto", newton=True) -> SMOResult:
+def l1_svm(K, y, C, *, tol=1e-3, gap_tol=GAP_TOL, wss="second", max_iter=None, alpha0=None, shrinking=True,
+           on_nonconvex="raise", psd_scan="auto", newton=True) -> SMOResult:
     """L1-SVM dual (000 Table 1; 003 eq. (3)): ``Kt = K``, ``0 <= alpha_i <= C``.  Options: :func:`smo_solve`."""
     C = check_positive(C, "C")
     return _adapter("smo.l1_svm", K, y, C, 0.0, C, 0.0, tol, wss, max_iter, alpha0,
-                    dict(shrinking=shrinking, on_nonconvex=on_nonconvex, psd_scan=psd_scan, newton=newton))
+                    dict(gap_tol=gap_tol, shrinking=shrinking, on_nonconvex=on_nonconvex, psd_scan=psd_scan, newton=newton))
 
 
 def _inv_C(C):
@@ -727,16 +898,16 @@ def _inv_C(C):
     return s
 
 
-def l2_svm(K, y, C, *, tol=1e-3, wss="second", max_iter=None, alpha0=None, shrinking=True, on_nonconvex="raise",
-           psd_scan="auto", newton=True) -> SMOResult:
+def l2_svm(K, y, C, *, tol=1e-3, gap_tol=GAP_TOL, wss="second", max_iter=None, alpha0=None, shrinking=True,
+           on_nonconvex="raise", psd_scan="auto", newton=True) -> SMOResult:
     """L2-SVM dual (000 Table 1, §1): ``Kt = K + I/C``, ``0 <= alpha_i < inf``.  Options: :func:`smo_solve`."""
     C = check_positive(C, "C")
     return _adapter("smo.l2_svm", K, y, C, 0.0, np.inf, _inv_C(C), tol, wss, max_iter, alpha0,
-                    dict(shrinking=shrinking, on_nonconvex=on_nonconvex, psd_scan=psd_scan, newton=newton))
+                    dict(gap_tol=gap_tol, shrinking=shrinking, on_nonconvex=on_nonconvex, psd_scan=psd_scan, newton=newton))
 
 
-def ls_svm(K, y, C, *, tol=1e-3, wss="second", max_iter=None, alpha0=None, shrinking=True, on_nonconvex="raise",
-           psd_scan="auto", newton=True) -> SMOResult:
+def ls_svm(K, y, C, *, tol=1e-3, gap_tol=GAP_TOL, wss="second", max_iter=None, alpha0=None, shrinking=True,
+           on_nonconvex="raise", psd_scan="auto", newton=True) -> SMOResult:
     """LS-SVM dual (000, eq. (2)): ``Kt = K + I/C``, alpha free; the stopping rule is 000 eq. (10).
 
     Every variable is free, so the Newton step of :func:`smo_solve` is the exact solve of the KKT system
@@ -744,22 +915,22 @@ def ls_svm(K, y, C, *, tol=1e-3, wss="second", max_iter=None, alpha0=None, shrin
     """
     C = check_positive(C, "C")
     return _adapter("smo.ls_svm", K, y, C, -np.inf, np.inf, _inv_C(C), tol, wss, max_iter, alpha0,
-                    dict(shrinking=shrinking, on_nonconvex=on_nonconvex, psd_scan=psd_scan, newton=newton))
+                    dict(gap_tol=gap_tol, shrinking=shrinking, on_nonconvex=on_nonconvex, psd_scan=psd_scan, newton=newton))
 
 
-def least_1norm_svm(K, y, C, *, tol=1e-3, wss="second", max_iter=None, alpha0=None, shrinking=True,
+def least_1norm_svm(K, y, C, *, tol=1e-3, gap_tol=GAP_TOL, wss="second", max_iter=None, alpha0=None, shrinking=True,
                     on_nonconvex="raise", psd_scan="auto", newton=True) -> SMOResult:
     """Least 1-Norm SVM dual (000, eq. (5)): ``Kt = K``, ``-C <= alpha_i <= C``; stopping 000 eq. (11)."""
     C = check_positive(C, "C")
     return _adapter("smo.least_1norm_svm", K, y, C, -C, C, 0.0, tol, wss, max_iter, alpha0,
-                    dict(shrinking=shrinking, on_nonconvex=on_nonconvex, psd_scan=psd_scan, newton=newton))
+                    dict(gap_tol=gap_tol, shrinking=shrinking, on_nonconvex=on_nonconvex, psd_scan=psd_scan, newton=newton))
 
 
 # ------------------------------------------------------------------------------------------------
 # epsilon-SVR on the same engine (LIBSVM's solve_epsilon_svr)
 # ------------------------------------------------------------------------------------------------
-def svr(K, y, C, epsilon=0.1, *, tol=1e-3, wss="second", max_iter=None, shrinking=True, on_nonconvex="raise",
-        psd_scan="auto", newton=True) -> SMOResult:
+def svr(K, y, C, epsilon=0.1, *, tol=1e-3, gap_tol=GAP_TOL, wss="second", max_iter=None, shrinking=True,
+        on_nonconvex="raise", psd_scan="auto", newton=True) -> SMOResult:
     """epsilon-SVR dual by SMO with 2N variables (Vapnik; LIBSVM's ``solve_epsilon_svr``).
 
     With ``beta = [alpha^+; alpha^-]``, signs ``s = [+1; -1]`` and ``p = [epsilon - y; epsilon + y]``, the dual
@@ -771,7 +942,10 @@ def svr(K, y, C, epsilon=0.1, *, tol=1e-3, wss="second", max_iter=None, shrinkin
     is the engine's problem ``min 1/2 beta'Q beta + p'beta``, ``Q_tu = s_t s_u K[t mod N, u mod N]``,
     ``s'beta = 0``, box ``[0, C]``.  Returns ``alpha = coef = alpha^+ - alpha^-`` (length N; decision
     ``f(x) = sum_i coef_i k(x_i, x) + b``), ``info["alpha_plus"]``, ``info["alpha_minus"]``; ``objective``
-    is the dual above (minimisation sign: the primal optimum is ``-objective``).
+    is the dual above (minimisation sign: the primal optimum is ``-objective``).  The certificate (``duality_gap``;
+    :func:`smo_solve`) holds it against the primal ``1/2 ||W||^2 + C sum_i max(0, |y_i - f(x_i)| - epsilon)`` at
+    ``W = sum_i coef_i Phi_i`` and the exact best ``b`` (the engine's loss on the 2N variables,
+    ``C max(0, xi)`` for each side of the tube, summed per pattern: ``docs/smo.md`` §10).
     """
     t0 = time.perf_counter()
     qm = as_qmatrix(K)
@@ -780,12 +954,13 @@ def svr(K, y, C, epsilon=0.1, *, tol=1e-3, wss="second", max_iter=None, shrinkin
     C = check_positive(C, "C")
     eps = check_nonnegative(epsilon, "epsilon", "width of the insensitive tube")
     tol = check_tol(tol, "tol")
+    gap_tol = check_positive(gap_tol, "gap_tol")
     second, shrinking, newton = _check_options(wss, on_nonconvex, psd_scan, shrinking, newton)
     max_iter = max(10_000_000, 200 * n) if max_iter is None else check_max_iter(max_iter, "max_iter")
     s = np.concatenate([np.ones(n), -np.ones(n)])
     p = np.concatenate([eps - z, eps + z])
     pat = np.concatenate([np.arange(n), np.arange(n)]).astype(np.int64)
-    res = _engine(qm, pat, s, p, np.zeros(2 * n), np.full(2 * n, C), 0.0, tol=tol, second=second, wss=wss,
+    res = _engine(qm, pat, s, p, np.zeros(2 * n), np.full(2 * n, C), 0.0, tol=tol, gap_tol=gap_tol, second=second, wss=wss,
                   max_iter=max_iter, alpha0=None, shrinking=shrinking, on_nonconvex=on_nonconvex, psd_scan=psd_scan,
                   newton=newton, name="smo.svr", stacklevel=3, coef_fn=lambda a: a[:n] - a[n:], t0=t0)
     beta = res.alpha
@@ -794,4 +969,5 @@ def svr(K, y, C, epsilon=0.1, *, tol=1e-3, wss="second", max_iter=None, shrinkin
     return SMOResult(alpha=coef, b=res.b, objective=res.objective, n_iter=res.n_iter, converged=res.converged,
                      status=res.status, message=res.message, time=time.perf_counter() - t0, kkt_gap=res.kkt_gap,
                      info=info, coef=coef, objective_sense="min", n_sv=int(np.count_nonzero(coef)),
-                     n_free=res.n_free, wss=wss, tol=tol, task="regression")
+                     n_free=res.n_free, wss=wss, tol=tol, task="regression", duality_gap=res.duality_gap,
+                     gap_floor=res.gap_floor, gap_tol=res.gap_tol)
