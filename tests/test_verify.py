@@ -756,12 +756,10 @@ def test_report_is_printable_and_converts_to_records():
 # The built-in solvers (solvers.REGISTRY): the health report, as tests
 # ---------------------------------------------------------------------------------------------
 
-#: Built-in solvers known not to pass yet, with the reason (strict: a fix makes the test fail until removed).
-KNOWN_FAILING: dict[str, str] = {
-    "svmref.solvers.support_features:support_features": (
-        "stopped at its KKT gap tol = 1e-6, its decision values on q-features-20x10-mu0.3 are off by 1.8e-6 "
-        "(measured against the same solver at tol = 1e-12, and against the reference: 1.6e-8 apart)"),
-}
+#: Built-in solvers known to fail the quick suite (each a strict xfail, so that a fix is noticed). None at present:
+#: the support features machine's decision values at tol = 1e-6 (off by 1.8e-6 on q-features-20x10-mu0.3) were
+#: fixed by its Newton polish below POLISH_TOL (svmref.solvers._sfm_model).
+KNOWN_FAILING: dict[str, str] = {}
 
 
 def _registry_params():
@@ -789,18 +787,11 @@ def test_builtin_solver_passes_quick(spec, formulation):
     assert report.passed, str(report)
 
 
-#: Built-in solvers that verify catches failing on the larger suites: known, measured limitations of
-#: the solvers (not of verify), kept visible here and in ``svmref verify --all --suite S`` until fixed.
-_SFM_DECISION = ("run at tol = 1e-6 (its KKT gap), its decision values are off by 1.1e-6 to 7.6e-6 on some instances "
-                 "(checked against the same solver at tol = 1e-12 and against the reference); a pass at 1e-6 promises <= 1e-6")
-KNOWN_FAILING_LARGER = {
-    ("svmref.solvers.support_features:support_features", "standard"): _SFM_DECISION,
-    ("svmref.solvers.support_features:support_features", "adversarial"): _SFM_DECISION,
-    ("svmref.solvers.support_features:support_features", "real"): _SFM_DECISION,
-    ("svmref.solvers.smo:svr", "standard"): (
-        "run at tol = 1e-6 (its KKT gap), its decision values on s-linear-50 are off by 1.3e-6 (against the same "
-        "solver at tol = 1e-12; the reference agrees with that to 1.5e-9)"),
-}
+#: Built-in solvers that verify catches failing on the larger suites: known, measured limitations of the solvers (not
+#: of verify), strict xfails until fixed. None at present: the support features machine's decision values (off by
+#: 1.1e-6 to 7.6e-6 at tol = 1e-6) and the SVR's on s-linear-50 (1.3e-6) were fixed by the Newton polish below
+#: POLISH_TOL (svmref.solvers._sfm_model) and the SMO's TIGHT_MARGIN (svmref.solvers.smo).
+KNOWN_FAILING_LARGER: dict[tuple[str, str], str] = {}
 
 
 def _larger_params():
