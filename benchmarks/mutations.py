@@ -23,6 +23,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL_TESTS = ("tests/test_model_as_written.py", "tests/test_reference_model.py", "tests/test_formulations.py")
+VERIFY_TESTS = ("tests/test_verify_labels.py", "tests/test_verify.py")
+SOLVER_TESTS = ("tests/test_solver_labels.py",)
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,37 @@ MUTATIONS = (
     Mutation("certificate: SFM a from (8) factor", "formulations/_certify.py",
              "return np.sign(w) * np.maximum(np.abs(w) - mu, 0.0) / (2.0 * (1.0 - mu))",
              "return np.sign(w) * np.maximum(np.abs(w) - mu, 0.0) / (1.0 - mu)"),
+    # verify's residuals and comparisons (a pass at T must mean every error <= T)
+    Mutation("verify: box stationarity / 10", "verify/kkt.py",
+             'vals["stationarity"] = iv.rho\n    where["stationarity"] = (f"no b puts every alpha_i within',
+             'vals["stationarity"] = iv.rho / 10\n    where["stationarity"] = (f"no b puts every alpha_i within',
+             VERIFY_TESTS),
+    Mutation("verify: natural residual bounds swapped", "verify/kkt.py",
+             "return np.minimum(np.maximum(s, 0.0) / unit, d_lo) + np.minimum(np.maximum(-s, 0.0) / unit, d_hi)",
+             "return np.minimum(np.maximum(s, 0.0) / unit, d_hi) + np.minimum(np.maximum(-s, 0.0) / unit, d_lo)",
+             VERIFY_TESTS),
+    Mutation("verify: decision values held to sqrt(T)", "verify/evaluation.py",
+             '"decision_gap": lambda t: t,', '"decision_gap": lambda t: t ** 0.5,', VERIFY_TESTS),
+    Mutation("verify: decision gap / 10", "verify/evaluation.py",
+             "dg = max(float(np.max(np.abs(d + shift))), float(np.max(np.abs(d)))) / unit if d.size else 0.0",
+             "dg = max(float(np.max(np.abs(d + shift))), float(np.max(np.abs(d)))) / (10 * unit) if d.size else 0.0",
+             VERIFY_TESTS),
+    Mutation("verify: objective gap relative to max(1, |ref|)", "verify/evaluation.py",
+             "og = abs(r.objective - ref.objective) / max(abs(ref.objective), float(np.finfo(float).tiny))",
+             "og = abs(r.objective - ref.objective) / max(abs(ref.objective), 1.0)", VERIFY_TESTS),
+    # the fast solvers' certificates and labels
+    Mutation("solvers: Fenchel-Young excess 1/2 -> 1", "solvers/_smo_common.py",
+             "fy = (a - beta) * (xi - 0.5 * shift * (a + beta))", "fy = (a - beta) * (xi - shift * (a + beta))",
+             SOLVER_TESTS),
+    Mutation("solvers: optimal at 10 gap_tol", "solvers/_result.py",
+             "return bool(np.isfinite(gap) and np.isfinite(floor) and gap <= gap_tol * scale)",
+             "return bool(np.isfinite(gap) and np.isfinite(floor) and gap <= 10 * gap_tol * scale)", SOLVER_TESTS),
+    Mutation("solvers: SMO gap relative to max(1, |D|)", "solvers/smo.py",
+             "scale = max(0.0, -objective - floor)", "scale = max(1.0, -objective - floor)", SOLVER_TESTS),
+    Mutation("solvers: SMO tight tol without its margin", "solvers/smo.py",
+             "TIGHT_MARGIN = 0.1", "TIGHT_MARGIN = 1.0", SOLVER_TESTS),
+    Mutation("solvers: support features without its polish", "solvers/_sfm_model.py",
+             "POLISH_TOL = 1e-5", "POLISH_TOL = 0.0", SOLVER_TESTS),
 )
 
 

@@ -223,6 +223,36 @@ def test_b_averaged_over_bounded_svs_is_named_when_no_hint_explains_it():
     assert any(d.startswith("b is wrong") and "averaging" in d for d in rec.diagnoses), rec.diagnoses
 
 
+@pytest.mark.parametrize("C", [1e-6, 1.0])
+def test_objective_gap_is_relative_at_tiny_objectives(C):
+    """LS-SVM (000 eqs. (2), (7)) at C = 1e-6, where |D*| is about 1e-5: the optimum by its KKT system solved here,
+    the answer alpha* (1 + 1e-2) (y'alpha = 0 kept). Its objective is off by 1e-4 relative (second order: D is
+    quadratic and stationary at alpha* along alpha*), about 1e-9 absolute; the reported objective gap is that relative
+    error, not an absolute one (a gap over max(1, |D*|) would report 1e-9 and hide it)."""
+    import dataclasses
+
+    base = _instance("q-rbf-30", "ls_svm")
+    inst = dataclasses.replace(base, name=f"{base.name}-C{C:g}", hyper={"C": C})
+    K, y = inst.K, inst.y
+    N = len(y)
+    A = np.zeros((N + 1, N + 1))
+    A[0, 1:] = A[1:, 0] = y
+    A[1:, 1:] = y[:, None] * K * y[None, :] + np.eye(N) / C
+    sol = np.linalg.solve(A, np.r_[0.0, np.ones(N)])
+    b_opt, a_opt = float(sol[0]), sol[1:]
+
+    def D(a):
+        v = a * y
+        return 0.5 * float(v @ K @ v) + 0.5 * float(a @ a) / C - float(np.sum(a))
+
+    alpha = a_opt * (1 + 1e-2)
+    true_rel = abs(D(alpha) - D(a_opt)) / abs(D(a_opt))
+    assert true_rel == pytest.approx(1e-4, rel=1e-3)  # the premise
+    rec = verify.check(_fixed(alpha, b_opt), "ls_svm", [inst], TOL)[0]
+    assert rec.objective_gap == pytest.approx(true_rel, rel=1e-3)
+    assert rec.verdict == "fail"
+
+
 def test_every_check_is_held_to_tol_itself():
     """One meaning of tol: no check is held to sqrt(tol) or any other function of it."""
     for t in (1e-9, 1e-6, 1e-3, 0.5):
