@@ -47,6 +47,11 @@ an array of statuses, ``duality_gap_`` an array of gaps, ``support_`` the union 
 (indices into the full training set); ``alpha_``, ``dual_coef_``, ``coef_`` and ``result_`` are the binary model's and live on
 ``estimators_[k]``.
 
+``sigma="scale"`` is scikit-learn's ``gamma="scale"`` (``Var(X)`` over all entries of ``X``), so unlike the kernel
+values, which are exact at any feature offset (:mod:`svmref.kernels`), it is not translation-invariant: a feature
+with a large offset (a raw timestamp) inflates it until the kernel is nearly 1 everywhere. Centre such data, or pass
+``sigma``.
+
 A solver stopped by its iteration limit sets ``status_ = "max_iter_reached"`` and has already warned
 :class:`~sklearn.exceptions.ConvergenceWarning`; one whose stopping rule held at a point whose certified gap is
 above ``gap_tol`` sets ``status_ = "suboptimal"`` and has warned
