@@ -7,21 +7,91 @@ A reader raises :class:`BadAnswer` saying what is wrong (wrong type, length, a n
 """
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Mapping
 from types import SimpleNamespace
 
 import numpy as np
 
-__all__ = ["BadAnswer", "PlainAnswer", "ATTRIBUTES", "alpha_b", "coefficients", "features", "get"]
+__all__ = ["BadAnswer", "PlainAnswer", "ATTRIBUTES", "alpha_b", "coefficients", "features", "get", "attribute_names"]
 
 #: The attributes the readers below look for (and ``status``, which the report notes): what the worker
 #: process sends back of an answer that cannot be pickled.
 ATTRIBUTES = ("alpha", "b", "c", "lam", "a", "status")
 
 
+#: Names that people give the contract's attributes, for "did you mean" (besides the close spellings).
+SYNONYMS = {"b": ("bias", "intercept", "intercept_", "b0", "beta0", "bias_"), "alpha": ("dual_coef", "dual_coef_"),
+            "c": ("coef", "coef_", "dual_coef_"), "lam": ("lambda", "lambda_", "lambdas"), "a": ("w", "coef_", "weights")}
+#: Most names an error message lists.
+_MAX_NAMES = 12
+
+
 class PlainAnswer(SimpleNamespace):
-    """An answer that could not be pickled, as its contract attributes (``type_name`` keeps its type)."""
+    """An answer that could not be pickled, as its contract attributes.
+
+    ``type_name`` keeps its type's name and ``attribute_names`` the names of all its attributes.
+    """
+
+
+def attribute_names(out) -> list[str]:
+    """The names an answer offers: a mapping's keys, or an object's attributes, public and private.
+
+    An object's are those of its ``__dict__``, its ``__slots__`` and the properties of its class (not methods,
+    not ``__dunder__`` names), in the order they were defined.
+    """
+    if isinstance(out, PlainAnswer):
+        return list(getattr(out, "attribute_names", ()))
+    if isinstance(out, Mapping):
+        return [str(k) for k in out]
+    names = list(vars(out)) if isinstance(getattr(out, "__dict__", None), dict) else []
+    for cls in type(out).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        names += [slots] if isinstance(slots, str) else list(slots)
+        names += [k for k, v in cls.__dict__.items() if isinstance(v, property)]
+    seen = dict.fromkeys(n for n in names if not (n.startswith("__") and n.endswith("__")))
+    return list(seen)
+
+
+def _listing(out) -> str:
+    """``with attributes alphas, _b`` (or ``with keys 'x', 'y'``; ``with no attributes``)."""
+    names = attribute_names(out)
+    keys = isinstance(out, Mapping)
+    if not names:
+        return "with no keys" if keys else "with no attributes"
+    shown = [repr(n) if keys else n for n in names[:_MAX_NAMES]]
+    more = f", ... ({len(names)} in all)" if len(names) > _MAX_NAMES else ""
+    return f"with {'keys' if keys else 'attributes'} {', '.join(shown)}{more}"
+
+
+def _suggestions(names: list[str], accepted: tuple[str, ...]) -> list[str]:
+    """``alphas -> alpha`` for each accepted name that the answer seems to give under another name."""
+    out = []
+    for want in accepted:
+        if want in names:
+            continue
+        bare = {n.strip("_").lower(): n for n in names}
+        hit = bare.get(want) or next((bare[s.strip("_").lower()] for s in SYNONYMS.get(want, ())
+                                      if s.strip("_").lower() in bare), None)
+        if hit is None:
+            close = difflib.get_close_matches(want, list(bare), n=1, cutoff=0.75)
+            hit = bare[close[0]] if close else None
+        if hit is not None:
+            out.append(f"{hit} -> {want}")
+    return out
+
+
+def unusable(out, accepted: tuple[str, ...], contract: str) -> BadAnswer:
+    """The error for an answer that lacks the names verify reads: what it has, what is accepted, and a guess."""
+    if _is_plain(out) or isinstance(out, (tuple, list, np.ndarray)):  # nothing named to list
+        return BadAnswer(f"{contract}; got {received(out)}")
+    names = attribute_names(out)
+    word = "keys" if isinstance(out, Mapping) else "attributes"
+    guess = _suggestions(names, accepted)
+    hint = f"; did you mean {', '.join(guess)}?" if guess else ""
+    return BadAnswer(f"{contract}; got {received(out)}: verify reads the {word} "
+                     f"{', '.join(accepted)}{hint}")
 
 
 class BadAnswer(Exception):
@@ -79,17 +149,31 @@ def _short(x) -> str:
 def received(out) -> str:
     """What the solver returned, for an error message: its type, and for a sequence its length and items."""
     if isinstance(out, PlainAnswer):
-        return f"a {out.type_name} (attributes {', '.join(k for k in vars(out) if k != 'type_name') or 'none'})"
+        return f"{_article(out.type_name)} {_listing(out)}"
     if isinstance(out, (tuple, list)):
         items = ", ".join(_short(x) for x in out[:4]) + (", ..." if len(out) > 4 else "")
         return f"a {type(out).__name__} of length {len(out)} ({items})"
     if isinstance(out, np.ndarray):
         return f"an ndarray of shape {out.shape}"
-    return f"a {type(out).__name__}"
+    if out is None:
+        return "None"
+    if _is_plain(out):
+        return _article(type(out).__name__)
+    return f"{_article(type(out).__name__)} {_listing(out)}"
+
+
+def _is_plain(out) -> bool:
+    """A value without attributes worth listing (None, a number, a string)."""
+    return out is None or isinstance(out, (int, float, complex, str, bytes, np.generic))
+
+
+def _article(word: str) -> str:
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
 
 
 def alpha_b(out, inst) -> dict:
     """``{"alpha", "b"}`` from ``(alpha, b)``, ``alpha`` alone, or an object (or dict) with ``.alpha`` and ``.b``."""
+    contract = "the solver returns (alpha, b), alpha, or an object (or dict) with .alpha and .b"
     if isinstance(out, np.ndarray):
         alpha, b = out, None
     elif isinstance(out, Mapping) or hasattr(out, "alpha"):
@@ -97,24 +181,30 @@ def alpha_b(out, inst) -> dict:
     elif isinstance(out, (tuple, list)) and len(out) in (1, 2) and not np.isscalar(out[0]):
         alpha, b = out[0], (out[1] if len(out) == 2 else None)
     else:
-        raise BadAnswer(f"the solver returns (alpha, b), alpha, or an object with .alpha and .b; "
-                        f"got {received(out)}")
+        raise unusable(out, ("alpha", "b"), contract)
     if alpha is None:
+        if isinstance(out, Mapping) and "alpha" not in out:
+            raise unusable(out, ("alpha", "b"), contract)
         raise BadAnswer(f"the answer's alpha is None ({received(out)})")
     return {"alpha": vector(alpha, "alpha", inst.N), "b": scalar(b, "b")}
 
 
 def coefficients(out, inst) -> dict:
     """``{"c"}`` from ``c`` or an object (or dict) with ``.c`` (RLS: no bias)."""
+    contract = "an RLS solver returns c or an object (or dict) with .c"
     c = out
     if isinstance(out, Mapping) or (not isinstance(out, (np.ndarray, list, tuple)) and hasattr(out, "c")):
         c = get(out, "c")
     elif isinstance(out, tuple) and len(out) == 1:
         c = out[0]
     elif isinstance(out, tuple):
-        raise BadAnswer(f"an RLS solver returns c or an object with .c; got {received(out)}")
+        raise BadAnswer(f"{contract}; got {received(out)}")
+    elif not isinstance(out, (np.ndarray, list)) and attribute_names(out):
+        raise unusable(out, ("c",), contract)  # an object with attributes, none of them c
     if c is None:
-        raise BadAnswer(f"an RLS solver returns c or an object with .c; got {received(out)}")
+        if isinstance(out, Mapping) and "c" not in out:
+            raise unusable(out, ("c",), contract)
+        raise BadAnswer(f"{contract}; got {received(out)}")
     return {"c": vector(c, "c", inst.N)}
 
 
@@ -125,7 +215,7 @@ def features(out, inst) -> dict:
                         f"got {received(out)}")
     lam, a, b = get(out, "lam"), get(out, "a"), get(out, "b")
     if lam is None and a is None:
-        raise BadAnswer(f"the answer has neither .lam nor .a ({received(out)})")
+        raise unusable(out, ("lam", "a", "b"), "the answer has neither .lam nor .a")
     if lam is None and b is None:
         raise BadAnswer("a primal answer (.a without .lam) must also give .b")
     return {"lam": None if lam is None else vector(lam, "lam", inst.N),

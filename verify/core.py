@@ -40,11 +40,50 @@ class SignatureError(TypeError):
     """The solver cannot be called the way verify calls it (checked once, before any instance runs)."""
 
 
+def _expected_names(spec) -> list[str]:
+    """The names of the positional arguments in the entry's call form: ``f(K, y, C, **options)`` -> K, y, C."""
+    inside = spec.call[spec.call.index("(") + 1:spec.call.rindex(")")]
+    return [a.strip() for a in inside.split(",")][:spec.n_args]
+
+
+def _misordered(sig: inspect.Signature, spec) -> list[tuple[str, str]]:
+    """``(parameter, argument it would receive)`` for each positional parameter of the solver that bears the name
+    of another of verify's positional arguments (``f(K, C, y)``: C would receive y), compared without case."""
+    expected = _expected_names(spec)
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    params = [p.name for p in sig.parameters.values() if p.kind in kinds][:len(expected)]
+    lower = [e.lower() for e in expected]
+    return [(p, expected[i]) for i, p in enumerate(params)
+            if p.lower() != lower[i] and p.lower() in lower]
+
+
 def check_signature(solver, formulation: str, options: dict | None = None, name: str | None = None) -> bool:
     """Check that ``solver`` can be called as verify calls it for ``formulation``.
 
-    Raises :class:`SignatureError` naming the expected call (``f(K, y, C, **options)``, ...) and the
-    solver's own signature. Returns False when the signature cannot be inspected (a builtin), True otherwise.
+    Two checks: the positional arguments and keywords bind to its parameters, and no positional parameter bears
+    the name of another argument (``f(K, C, y)`` for ``f(K, y, C, **options)``: verify passes by position, so
+    ``C`` would receive ``y``).
+
+    Parameters
+    ----------
+    solver : callable
+        The solver under test.
+    formulation : str
+        One of ``svmref.formulations.names()``: its entry's call form is the expected call.
+    options : dict, optional
+        Extra keywords the solver will get.
+    name : str, optional
+        How the message names the solver.
+
+    Returns
+    -------
+    bool
+        False when the signature cannot be inspected (a builtin), True otherwise.
+
+    Raises
+    ------
+    SignatureError
+        Naming the expected call (``f(K, y, C, **options)``, ...) and the solver's own signature.
     """
     spec = specs.SPECS[formulation]
     kw = dict(options or {})
@@ -63,6 +102,13 @@ def check_signature(solver, formulation: str, options: dict | None = None, name:
         extra = f" with options {sorted(options)}" if options else ""
         raise SignatureError(f"the solver {label}{sig} cannot be called as {spec.call}{extra}, which is how "
                              f"verify calls a {formulation} solver ({exc})") from None
+    wrong = _misordered(sig, spec)
+    if wrong:
+        label = name or _name(solver)
+        which = ", ".join(f"{p} would receive {e}" for p, e in wrong)
+        raise SignatureError(f"the solver {label}{sig} names its parameters in another order than verify passes "
+                             f"them: verify calls a {formulation} solver as {spec.call}, by position, so {which}; "
+                             f"put them in the order {', '.join(_expected_names(spec))}")
     return True
 
 
@@ -188,6 +234,7 @@ def _call(runner, spec, inst, tol, options, rec: Record):
     args, kwargs = _arguments(spec, runner.solver, inst, tol, options)
     res = runner.call(args, kwargs)
     rec.time = res.time
+    rec.solver_output, rec.solver_output_lines, rec.traceback = res.output, res.output_lines, res.traceback
     for cat, msg in res.warnings:
         if cat == "ConvergenceWarning":
             rec.notes.append(f"solver warned: {msg}")

@@ -56,6 +56,12 @@ class Record:
     the KKT interval ``[b_low, b_high]`` of the bias at the answer's alpha (the biases that minimise its natural
     residual, :func:`svmref.verify.kkt.natural_b_interval`). ``reference_certified``: whether the
     reference carried a passing optimality certificate (None: it carries none).
+
+    ``solver_output``: what the solver printed on this instance (standard output and error together, captured
+    in its worker process; at most :data:`svmref.verify.worker.OUTPUT_KEEP_LINES` lines, the middle left out
+    and said so), ``solver_output_lines`` how many lines it printed in all. ``traceback``: the traceback of
+    the exception the solver raised (verdict "error"; empty otherwise). The table shows both only when asked
+    (:meth:`details` with ``verbose``; ``svmref verify --verbose``).
     """
 
     formulation: str
@@ -86,6 +92,9 @@ class Record:
     reference_certified: bool | None = None
     b_gap: float = float("nan")
     reference_resolution: dict = field(default_factory=dict)
+    solver_output: str = ""
+    solver_output_lines: int = 0
+    traceback: str = ""
 
     def row(self) -> str:
         """One line of the table (see :meth:`Report.table`)."""
@@ -95,10 +104,31 @@ class Record:
                 f"{_f(self.objective_gap)} {_f(self.kkt_violation)} {_f(self.duality_gap)} {_f(self.decision_gap)} "
                 f"{_f(self.time)}  {reason}")
 
-    def details(self) -> list[str]:
-        """The indented lines under a failed row: diagnoses, the tolerance it would pass at, hints."""
-        if self.passed is not False:
-            return []
+    def details(self, verbose: bool = False) -> list[str]:
+        """The indented lines under a row.
+
+        Parameters
+        ----------
+        verbose : bool
+            Also the solver's traceback (``    ! `` lines) and its captured output (``    | `` lines), for any
+            verdict.
+
+        Returns
+        -------
+        list of str
+            Under a failed row: its diagnoses, the tolerance it would pass at, hints; then, with ``verbose``,
+            the traceback and the output.
+        """
+        out = self._advice() if self.passed is False else []
+        if verbose and self.traceback:
+            out.append("    solver traceback:")
+            out += [f"    ! {ln}" for ln in self.traceback.rstrip("\n").splitlines()]
+        if verbose and self.solver_output_lines:
+            out.append(f"    solver output ({self.solver_output_lines} line(s)):")
+            out += [f"    | {ln}" for ln in self.solver_output.splitlines()]
+        return out
+
+    def _advice(self) -> list[str]:
         out = [f"    - {d}" for d in self.diagnoses]
         if self.verdict != "fail" and len(self.reason) > 160:  # an error's whole message (the row cuts it)
             out.insert(0, f"    {self.reason}")
@@ -226,6 +256,8 @@ class Report:
             "would_pass_at_tol": self.suite_tol,
             "interrupted": self.interrupted,
             "planned": self.planned,
+            "solver_output_lines": sum(r.solver_output_lines for r in self.records),
+            "tracebacks": sum(bool(r.traceback) for r in self.records),
         }
 
     @staticmethod
@@ -235,14 +267,20 @@ class Report:
                 f"{'obj gap':>8s} {'KKT':>8s} {'dual gap':>8s} {'f gap':>8s} {'time s':>8s}  reason")
         return head + "\n" + "-" * len(head)
 
-    def table(self) -> str:
+    def table(self, verbose: bool = False) -> str:
+        """The heading and one row per record with its details (:meth:`Record.details`)."""
         lines = [self.header()]
         for r in self.records:
             lines.append(r.row())
-            lines.extend(r.details())
+            lines.extend(r.details(verbose))
         return "\n".join(lines)
 
-    def summary_text(self) -> str:
+    def summary_text(self, verbose: bool = False) -> str:
+        """The summary under the table: success rate, means, advice, notes and the verdict.
+
+        Without ``verbose`` it also says how much solver output and how many tracebacks were captured and not
+        shown (:meth:`table` with ``verbose`` shows them).
+        """
         s = self.summary()
         rate = "n/a" if math.isnan(s["success_rate"]) else f"{100 * s['success_rate']:.1f}%"
         out = (f"{s['passed']}/{s['passed'] + s['failed']} passed (success rate {rate})"
@@ -269,6 +307,8 @@ class Report:
                     out += f" (the other failures would pass at --tol {max(tols_ok):.0e})"
         for n in self.notes:
             out += f"\nnote: {n}"
+        if not verbose:
+            out += self._hidden(s)
         if self.skipped:
             out += "\nskipped:\n" + "\n".join(f"  {m}" for m in self.skipped)
         if self.interrupted:
@@ -276,6 +316,19 @@ class Report:
             total = f" of {self.planned}" if self.planned is not None else ""
             out += f"\ninterrupted (Ctrl-C) after {done}{total} instance(s): the verdict covers only those"
         out += "\nverdict: " + ("PASS" if self.passed else "FAIL") + (" (partial)" if self.interrupted else "")
+        return out
+
+    def _hidden(self, s: dict) -> str:
+        """The lines that say what was captured and not shown: solver output, tracebacks."""
+        out = ""
+        where = "not shown: svmref verify --verbose prints {what}; --json and each record's {field} keep {what}"
+        if s["solver_output_lines"]:
+            n_inst = sum(r.solver_output_lines > 0 for r in self.records)
+            out += (f"\nthe solver printed {s['solver_output_lines']} line(s) on {n_inst} instance(s), captured and "
+                    + where.format(what="them", field="solver_output"))
+        if s["tracebacks"]:
+            out += (f"\nthe solver raised on {s['tracebacks']} instance(s); the tracebacks are "
+                    + where.format(what="them", field="traceback"))
         return out
 
     def __str__(self) -> str:

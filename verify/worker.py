@@ -12,20 +12,33 @@
 
 The worker ignores SIGINT: Ctrl-C reaches the parent, which kills the worker and keeps what finished.
 An answer that cannot be pickled back (an instance of a local class) is sent as a plain namespace with
-the attributes of the contract (:data:`svmref.verify.answers.ATTRIBUTES`) and its type name.
+the attributes of the contract (:data:`svmref.verify.answers.ATTRIBUTES`), its type name and the names of
+all its attributes (for the error message when it is unusable).
+
+What the solver prints while it runs (its standard output and error, at the level of the file descriptors,
+so C and numba code are caught too) goes to a temporary file that the runner reads after each call, also
+after a timeout or a crash (the lines printed until then): :attr:`Outcome.output`, never the terminal. In
+this process (``timeout=None``) the capture covers the whole process for the duration of the call, other
+threads included. An exception keeps its traceback (:attr:`Outcome.traceback`).
 """
 from __future__ import annotations
 
+import collections
+import contextlib
+import ctypes
+import functools
 import multiprocessing as mp
+import os
 import pickle
 import signal
 import sys
+import tempfile
 import time
 import traceback
 import warnings
 from dataclasses import dataclass, field
 
-from .answers import ATTRIBUTES, PlainAnswer
+from .answers import ATTRIBUTES, PlainAnswer, attribute_names
 from .loader import load_spec
 
 __all__ = ["Runner", "Outcome"]
@@ -34,15 +47,22 @@ __all__ = ["Runner", "Outcome"]
 _START_LIMIT = 300.0
 #: Seconds between checks for a pending Ctrl-C while waiting for the solver's answer.
 _POLL_SLICE = 0.1
+#: Lines of a solver's output kept per call: the first and the last half of them (the count is exact).
+OUTPUT_KEEP_LINES = 1000
+#: Characters kept of one line of a solver's output.
+OUTPUT_LINE_CHARS = 1000
 
 
 @dataclass
 class Outcome:
     """What one call of the solver gave.
 
-    ``kind``: ``"ok"`` (``value`` is the answer), ``"raised"`` (``message`` "TypeName: text"),
-    ``"timeout"`` (killed after ``timeout`` s), ``"died"`` (the worker process ended without an answer:
-    ``message`` has its exit code). ``warnings``: ``(category name, message)`` of the warnings it issued.
+    ``kind``: ``"ok"`` (``value`` is the answer), ``"raised"`` (``message`` "TypeName: text", ``traceback``
+    the exception's traceback from the solver's frame down), ``"timeout"`` (killed after ``timeout`` s),
+    ``"died"`` (the worker process ended without an answer: ``message`` has its exit code). ``warnings``:
+    ``(category name, message)`` of the warnings it issued. ``output``: what it printed (standard output and
+    error together; at most :data:`OUTPUT_KEEP_LINES` lines, the middle left out and said so), ``output_lines``
+    how many lines it printed in all.
     """
 
     kind: str
@@ -50,16 +70,103 @@ class Outcome:
     message: str = ""
     time: float = float("nan")
     warnings: list = field(default_factory=list)
+    traceback: str = ""
+    output: str = ""
+    output_lines: int = 0
 
 
-def _call(solver, args, kwargs) -> Outcome:
-    with warnings.catch_warnings(record=True) as caught:
+@functools.cache
+def _libc():
+    """The C library of this process (None where it cannot be reached by name: Windows)."""
+    try:
+        return ctypes.CDLL(None)
+    except (OSError, TypeError):
+        return None
+
+
+def _flush_c_stdio() -> None:
+    """Flush the C library's stdio buffers (what compiled code printed with printf), where it can be reached."""
+    try:
+        _libc().fflush(None)
+    except (OSError, AttributeError, TypeError):  # no C library by that route: Python's own streams only
+        pass
+
+
+def _flush_python_stdio() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):  # a closed or replaced stream: nothing to flush
+            pass
+
+
+@contextlib.contextmanager
+def _captured(path: str | None):
+    """While the solver runs, send file descriptors 1 and 2 and ``sys.stdout``/``sys.stderr`` to the file ``path``.
+
+    Python's streams are line-buffered into the same open file (appending), so lines keep their order and a
+    process killed at the timeout leaves every finished line. ``path`` None: nothing is captured.
+    """
+    if path is None:
+        yield
+        return
+    _flush_python_stdio()
+    _flush_c_stdio()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    saved = []
+    try:
+        for target in (1, 2):
+            try:
+                saved.append((target, os.dup(target)))
+                os.dup2(fd, target)
+            except OSError:  # no such descriptor (a process without a console): Python's streams only
+                pass
+        stream = open(os.dup(fd), "w", buffering=1, encoding="utf-8", errors="backslashreplace")
+        try:
+            with contextlib.redirect_stdout(stream), contextlib.redirect_stderr(stream):
+                yield
+        finally:
+            stream.close()
+    finally:
+        _flush_c_stdio()
+        for target, copy in saved:
+            os.dup2(copy, target)
+            os.close(copy)
+        os.close(fd)
+
+
+def read_output(path: str) -> tuple[str, int]:
+    """What the solver printed into ``path``: the text (at most :data:`OUTPUT_KEEP_LINES` lines) and the line count."""
+    half = OUTPUT_KEEP_LINES // 2
+    head: list[str] = []
+    tail: collections.deque = collections.deque(maxlen=half)
+    count = 0
+    try:
+        with open(path, encoding="utf-8", errors="backslashreplace") as fh:
+            for line in fh:
+                count += 1
+                line = line.rstrip("\n")
+                if len(line) > OUTPUT_LINE_CHARS:
+                    line = line[:OUTPUT_LINE_CHARS] + f" [... {len(line) - OUTPUT_LINE_CHARS} more characters]"
+                (head if len(head) < half else tail).append(line)
+    except OSError:
+        return "", 0
+    left_out = count - len(head) - len(tail)
+    lines = head + ([f"[... {left_out} lines left out ...]"] if left_out else []) + list(tail)
+    return "\n".join(lines), count
+
+
+def _call(solver, args, kwargs, output: str | None = None) -> Outcome:
+    """Call the solver, its warnings recorded and its output captured into the file ``output``."""
+    with warnings.catch_warnings(record=True) as caught, _captured(output):
         warnings.simplefilter("always")
         t0 = time.perf_counter()
         try:
             out = solver(*args, **kwargs)
         except Exception as exc:  # the user's code: any exception is a verdict, not a crash
-            return Outcome("raised", message=f"{type(exc).__name__}: {exc}", time=time.perf_counter() - t0,
+            elapsed = time.perf_counter() - t0
+            tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__.tb_next))
+            return Outcome("raised", message=f"{type(exc).__name__}: {exc}", time=elapsed, traceback=tb,
                            warnings=[(w.category.__name__, str(w.message)) for w in caught])
         elapsed = time.perf_counter() - t0
     return Outcome("ok", out, time=elapsed, warnings=[(w.category.__name__, str(w.message)) for w in caught])
@@ -76,7 +183,7 @@ def _portable(out):
     if isinstance(out, dict):
         return {k: _portable(v) for k, v in out.items()}
     attrs = {k: getattr(out, k) for k in ATTRIBUTES if hasattr(out, k)}
-    return PlainAnswer(type_name=type(out).__name__, **attrs)
+    return PlainAnswer(type_name=type(out).__name__, attribute_names=attribute_names(out), **attrs)
 
 
 def _worker_main(solver, spec, conn) -> None:  # pragma: no cover - runs in the child process
@@ -95,8 +202,8 @@ def _worker_main(solver, spec, conn) -> None:  # pragma: no cover - runs in the 
             return
         if msg is None:
             return
-        args, kwargs = msg
-        res = _call(solver, args, kwargs)
+        args, kwargs, output = msg
+        res = _call(solver, args, kwargs, output)
         try:
             res.value = _portable(res.value)
             conn.send(res)
@@ -160,15 +267,24 @@ class Runner:
         return ""
 
     def call(self, args, kwargs) -> Outcome:
-        if not self.isolated:
-            return _call(self.solver, args, kwargs)
+        """Call the solver once; its output, captured into a temporary file, is in the outcome whatever happened."""
+        fd, path = tempfile.mkstemp(prefix="svmref-verify-output-", suffix=".txt")
+        os.close(fd)
+        try:
+            res = _call(self.solver, args, kwargs, path) if not self.isolated else self._call_isolated(args, kwargs, path)
+            res.output, res.output_lines = read_output(path)
+        finally:
+            os.unlink(path)
+        return res
+
+    def _call_isolated(self, args, kwargs, path: str) -> Outcome:
         if self._proc is None or not self._proc.is_alive():
             why = self._start()
             if why:
                 return Outcome("died", message=f"the solver's worker process could not start: {why}")
         t0 = time.perf_counter()
         try:
-            self._conn.send((args, kwargs))
+            self._conn.send((args, kwargs, path))
             ready = self._wait(t0)
         except (BrokenPipeError, EOFError, OSError):
             ready = True
