@@ -92,6 +92,18 @@ def resolve_out(name: str, out: str | None, fmt: str | None) -> tuple[Path, str]
     return p, suffix
 
 
+def _checked(args):
+    """``(dpi, out, fmt)`` from the options, each checked before any work (``UsageError`` naming the option)."""
+    from svmref.cli import UsageError, check_number, check_writable
+
+    dpi = check_number(args.dpi, "--dpi", low=0.0, high=10000.0)
+    out, fmt = resolve_out(args.name, args.out, args.format)
+    check_writable(out, "--out")
+    if args.seed is not None and not 0 <= args.seed < 2**32:
+        raise UsageError(f"--seed must be an integer from 0 to 2**32 - 1 (numpy's seed range); got {args.seed}")
+    return dpi, out, fmt
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``svmref figure``; returns the exit status."""
     parser = _parser()
@@ -111,12 +123,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.name not in FIGURES:
         print(f"svmref figure: error: unknown figure {args.name!r}; choose one of {names()}", file=sys.stderr)
         return 2
-    from svmref.cli import UsageError, check_number, check_writable, make_parent
+    from svmref.cli import UsageError, make_parent
 
     try:
-        dpi = check_number(args.dpi, "--dpi", low=0.0, high=10000.0)
-        out, fmt = resolve_out(args.name, args.out, args.format)
-        check_writable(out, "--out")
+        dpi, out, fmt = _checked(args)
     except UsageError as exc:
         print(f"svmref figure: error: {exc}", file=sys.stderr)
         return 2

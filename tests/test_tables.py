@@ -150,7 +150,7 @@ def test_resume_after_an_interruption_equals_an_uninterrupted_run(tmp_path):
 
 def test_resume_refuses_other_settings(tmp_path):
     run_table("001-table2", quick=True, splits=1, datasets=["square"], out=tmp_path, progress=False)
-    with pytest.raises(ValueError, match="other settings"):
+    with pytest.raises(ValueError, match="--seed differs"):
         run_table("001-table2", quick=True, splits=1, datasets=["square"], out=tmp_path, seed=1, resume=True,
                   progress=False)
 

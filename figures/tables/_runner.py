@@ -33,7 +33,31 @@ import numpy as np
 
 from ._registry import get
 
-__all__ = ["run_table", "TableRun", "SPLIT_COLUMNS", "SELECTION_COLUMNS", "summarize", "read_rows"]
+__all__ = ["run_table", "TableRun", "SPLIT_COLUMNS", "SELECTION_COLUMNS", "summarize", "read_rows", "MAX_SPLITS",
+           "TableInterrupted", "DaskWorkersLost", "settings"]
+
+#: Most splits per data set a run accepts: the papers use 100 (000, 004) or 10 (001); each split's tasks are
+#: listed up front, so an unbounded count would grow memory without limit before any work.
+MAX_SPLITS = 1000
+#: Seconds to wait for a Dask scheduler to answer before giving up with one line.
+CONNECT_TIMEOUT_S = 10.0
+#: Seconds with no Dask worker left (and tasks pending) after which the run stops instead of waiting forever.
+WORKER_LOSS_TIMEOUT_S = 30.0
+#: Bumped when the runner changes what a row means (its columns, how a task is run): part of the resume key.
+PROTOCOL_VERSION = 2
+
+
+class TableInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or a stop) during a run: ``phase`` (``"model selection"`` or ``"splits"``) and ``path``, the CSV
+    that holds the work finished so far in that phase."""
+
+    def __init__(self, phase: str, path: Path):
+        super().__init__(f"interrupted during {phase}: the finished work is kept in {path}")
+        self.phase, self.path = phase, path
+
+
+class DaskWorkersLost(RuntimeError):
+    """Every Dask worker is gone while tasks are pending (the run would otherwise wait forever)."""
 
 #: columns of DIR/NAME.csv (one row per dataset, model, split)
 SPLIT_COLUMNS = ("dataset", "model", "split", "error_pct", "mse", "n_sv", "n_iter", "C", "sigma", "gamma",
@@ -64,14 +88,35 @@ def _load_blas() -> None:
 
 
 def _limit_blas_once() -> None:
-    """One BLAS thread in this worker process for the rest of its life (threadpoolctl)."""
+    """One BLAS thread in this worker process for the rest of its life (threadpoolctl), and a watchdog that ends
+    the worker when its parent is gone (:func:`_watch_parent`)."""
     global _LIMITED
     if not _LIMITED:
         from threadpoolctl import threadpool_limits
 
         _load_blas()
         threadpool_limits(limits=1)
+        _watch_parent()
         _LIMITED = True
+
+
+def _watch_parent(every_s: float = 0.5) -> None:
+    """A daemon thread that exits this worker process once its parent has died (its parent id changes: the
+    process was re-parented). A local joblib worker whose main process was killed (``kill -9``, an OOM kill) would
+    otherwise go on computing rows nobody writes, for minutes, until loky's idle timeout."""
+    import threading
+
+    parent = os.getppid()
+    if parent <= 1:
+        return
+
+    def watch():
+        while True:
+            time.sleep(every_s)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="svmref-parent-watchdog", daemon=True).start()
 
 
 def _execute(module: str, kind: str, task: dict, in_worker: bool = True) -> dict:
@@ -109,7 +154,12 @@ class _Executor:
                 from distributed import Client
             except ImportError as exc:  # pragma: no cover - dask is the optional extra svmref[dask]
                 raise ImportError("--scheduler needs dask.distributed: python -m pip install 'svmref[dask]'") from exc
-            self.client = Client(self.scheduler)
+            try:
+                self.client = Client(self.scheduler, timeout=CONNECT_TIMEOUT_S)
+            except (OSError, TimeoutError, ValueError, TypeError) as exc:
+                raise ValueError(f"scheduler: no Dask scheduler answered at {self.scheduler!r} within "
+                                 f"{CONNECT_TIMEOUT_S:g} s ({type(exc).__name__}: {str(exc).splitlines()[0][:120]}); "
+                                 "start one (`dask scheduler`) or check the address (tcp://HOST:PORT)") from None
             self._own_client = True
         return self
 
@@ -137,16 +187,42 @@ class _Executor:
             par = Parallel(n_jobs=self.jobs, return_as="generator_unordered")
             yield from par(delayed(_execute)(module, kind, t) for t in tasks)
 
-    def _map_dask(self, module, kind, tasks):
-        from distributed import as_completed
+    def _map_dask(self, module, kind, tasks, poll_s: float = 1.0):
+        """The tasks on the cluster, each row as it finishes. Waits in steps of ``poll_s``; when no worker is left
+        for :data:`WORKER_LOSS_TIMEOUT_S` with tasks pending, raises :class:`DaskWorkersLost` (Dask itself would
+        wait for a worker forever); a task whose workers kept dying raises it too (Dask's ``KilledWorker``)."""
+        from distributed import wait
 
         n = len(tasks)
-        futures = self.client.map(_execute, [module] * n, [kind] * n, tasks, pure=False)
+        pending = set(self.client.map(_execute, [module] * n, [kind] * n, tasks, pure=False))
+        no_worker_since = None
         try:
-            for fut in as_completed(futures):
-                yield fut.result()
+            while pending:
+                try:
+                    done, pending = wait(pending, timeout=poll_s, return_when="FIRST_COMPLETED")
+                except TimeoutError:  # nothing finished within poll_s
+                    done = set()
+                for fut in done:
+                    yield self._result(fut, len(pending))
+                if done or self.client.scheduler_info().get("workers"):
+                    no_worker_since = None
+                    continue
+                no_worker_since = time.monotonic() if no_worker_since is None else no_worker_since
+                if time.monotonic() - no_worker_since >= WORKER_LOSS_TIMEOUT_S:
+                    raise DaskWorkersLost(f"every Dask worker at {self.where} is gone ({len(pending)} tasks pending, "
+                                          f"none for {WORKER_LOSS_TIMEOUT_S:g} s); the finished rows are kept: start "
+                                          "workers and run again with --resume")
         finally:
-            self.client.cancel([f for f in futures if not f.done()])
+            self.client.cancel([f for f in pending if not f.done()])
+
+    def _result(self, fut, n_pending):
+        try:
+            return fut.result()
+        except Exception as exc:  # noqa: BLE001 - Dask's KilledWorker has no stable import path
+            if type(exc).__name__ == "KilledWorker":
+                raise DaskWorkersLost(f"a task's Dask workers kept dying ({exc}); {n_pending} tasks pending, the "
+                                      "finished rows are kept: check the workers' memory and logs, then --resume") from None
+            raise
 
 
 # ------------------------------------------------------------------------------------------------
@@ -176,8 +252,15 @@ def _sort_key(key_cols):
     return lambda r: tuple(int(r[c]) if c in _INT_FIELDS else r[c] for c in key_cols)
 
 
+#: Columns that hold text; every other column of a table CSV holds a number (or is empty).
+_TEXT_FIELDS = {"dataset", "model", "solver"}
+
+
 def read_rows(path, columns=SPLIT_COLUMNS) -> list[dict]:
-    """The complete rows of a table CSV (strings), skipping a half-written last line."""
+    """The complete rows of a table CSV (strings), skipping a half-written last line.
+
+    A row whose number does not parse (a corrupted file) raises ``ValueError`` naming the file, the line and the
+    column, before anything is computed from it."""
     path = Path(path)
     if not path.exists():
         return []
@@ -189,7 +272,26 @@ def read_rows(path, columns=SPLIT_COLUMNS) -> list[dict]:
         return []
     if tuple(lines[0]) != tuple(columns):
         raise ValueError(f"{path} has the columns {lines[0]}, expected {list(columns)}; use another --out")
-    return [dict(zip(columns, r)) for r in lines[1:] if len(r) == len(columns)]
+    rows = []
+    for lineno, r in enumerate(lines[1:], start=2):
+        if len(r) != len(columns):
+            raise ValueError(f"{path}:{lineno}: {len(r)} fields, expected {len(columns)}; delete that line (it is "
+                             "recomputed with --resume) or start over with --force")
+        row = dict(zip(columns, r))
+        for c in columns:
+            if c not in _TEXT_FIELDS and row[c] != "" and not _is_number(row[c], c in _INT_FIELDS):
+                raise ValueError(f"{path}:{lineno}: column {c!r} holds {row[c]!r}, not a number; delete that line "
+                                 "(it is recomputed with --resume) or start over with --force")
+        rows.append(row)
+    return rows
+
+
+def _is_number(v: str, integer: bool) -> bool:
+    try:
+        x = int(v) if integer else float(v)
+    except ValueError:
+        return False
+    return integer or not math.isinf(x) or v.lstrip("+-").lower() in ("inf", "infinity")
 
 
 def _write_sorted(path: Path, columns, rows, key_cols) -> None:
@@ -223,7 +325,8 @@ class _NoBar:
 
 
 def _progress_bar(name: str, progress: bool):
-    """A tqdm bar per table on stderr (tasks done / tasks to do), or a silent stand-in."""
+    """A tqdm bar per phase of a table on stderr (tasks done / tasks to do in that phase: its total is known when the
+    phase starts and does not change), or a silent stand-in."""
     try:
         from tqdm.auto import tqdm
     except ImportError:  # pragma: no cover - tqdm is a dependency; a broken install still runs, without a bar
@@ -240,7 +343,7 @@ def _phase(executor, module, kind, tasks, path, columns, key_cols, resume, bar, 
     done = {key(r): r for r in read_rows(path, columns)} if resume else {}
     _write_sorted(path, columns, done.values(), key_cols)  # drops a half-written line; new file otherwise
     todo = [t for t in tasks if key({c: str(t[c]) for c in key_cols}) not in done]
-    bar.total = (bar.total or 0) + len(todo)
+    bar.total = len(todo)
     bar.refresh()
     with open(path, "a", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, columns, lineterminator="\n")
@@ -357,19 +460,89 @@ class TableRun:
                 "csv": str(self.csv_path), "markdown": str(self.md_path), "cells": self.cells}
 
 
-def _check_meta(path: Path, meta: dict, resume: bool) -> None:
-    if resume and path.exists():
-        old = json.loads(path.read_text(encoding="utf-8"))
-        diff = {k: (old.get(k), v) for k, v in meta.items() if old.get(k) != v}
+def _digest(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def settings(module, name: str, quick: bool, seed: int, splits: int, dsets) -> dict:
+    """Everything a row of ``name`` depends on besides its key (the resume key, ``DIR/NAME.meta.json``): the table,
+    ``quick`` (its grid), the seed, the runner's :data:`PROTOCOL_VERSION`, the svmref version, the table module's
+    code, the shipped data, and per data set the model-selection tasks (their CV splits and grid: ``--splits``
+    below the table's CV count changes them, so it changes the hyperparameters every split of that set uses)."""
+    import svmref
+
+    data_dir = Path(svmref.__file__).parent / "datasets" / "data"
+    data = b"".join(f.name.encode() + f.read_bytes() for f in sorted(data_dir.glob("*.csv")))
+    code = Path(module.__file__).read_bytes() + (Path(__file__).parent / "_common.py").read_bytes()
+    by_set: dict = {}
+    for t in module.selection_tasks(list(dsets), splits, quick, int(seed)):
+        by_set.setdefault(t["dataset"], []).append(json.dumps(t, sort_keys=True, default=repr))
+    return {"table": name, "quick": bool(quick), "seed": int(seed), "protocol": PROTOCOL_VERSION,
+            "svmref": getattr(svmref, "__version__", "?"), "code": _digest(code), "data": _digest(data),
+            "selection": {d: _digest("\n".join(sorted(v)).encode()) for d, v in sorted(by_set.items())}}
+
+
+_WHY = {"table": "another table", "quick": "--quick differs", "seed": "--seed differs",
+        "protocol": "the runner's protocol changed", "svmref": "another svmref version",
+        "code": "the table's code changed", "data": "the shipped data changed"}
+
+
+def _prepare_out(out: Path, name: str, meta: dict, resume: bool, force: bool) -> None:
+    """Check the stored run against ``meta`` and write the settings file (atomically), before any task runs.
+
+    ``resume``: the stored settings must equal ``meta`` on every key (and on the model selection of each data set
+    both runs cover), else one ``ValueError`` line saying what differs. Without ``resume``, results already in
+    ``out`` are never overwritten silently: ``force`` deletes them first, otherwise ``ValueError``."""
+    meta_path = out / f"{name}.meta.json"
+    results = [p for p in (out / f"{name}.csv", out / f"{name}.cv.csv") if p.exists() and p.stat().st_size > 0]
+    if resume:
+        if not meta_path.exists():
+            if results:
+                raise ValueError(f"{results[0]} holds rows but {meta_path} is missing, so nothing says which run they "
+                                 "belong to; start over with --force")
+            old = {**meta, "selection": {}}
+        else:
+            old = json.loads(meta_path.read_text(encoding="utf-8"))
+        diff = [f"{k}: {old.get(k)!r} stored, {v!r} now ({_WHY[k]})" for k, v in meta.items()
+                if k != "selection" and old.get(k) != v]
+        diff += [f"model selection of {d} (--splits or the grid differs)" for d, h in meta["selection"].items()
+                 if d in old.get("selection", {}) and old["selection"][d] != h]
         if diff:
-            raise ValueError(f"--resume with other settings than the run in {path.parent}: {diff} (previous, now); "
-                             "use the same settings or another --out")
-    path.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+            raise ValueError(f"--resume: the run stored in {out} differs: {'; '.join(diff)}; use the stored settings, "
+                             "another --out, or --force to start over")
+        meta = {**meta, "selection": {**old.get("selection", {}), **meta["selection"]}}
+    elif results and not force:
+        n = len(read_rows(results[0], SPLIT_COLUMNS if results[0].name == f"{name}.csv" else SELECTION_COLUMNS))
+        raise ValueError(f"{results[0]} already holds {n} rows of an earlier run; --resume continues it, --force "
+                         "deletes it and starts over")
+    elif force:
+        for p in (out / f"{name}{ext}" for ext in (".csv", ".cv.csv", ".md", ".json")):
+            p.unlink(missing_ok=True)
+    tmp = meta_path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, meta_path)
+
+
+def _check_out(out) -> Path:
+    """``out`` as a folder this process can write to (created), or ``ValueError`` naming ``--out``."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {str(out)!r} is a file, not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".svmref-write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise ValueError(f"--out {str(out)!r}: cannot write there ({exc.strerror or exc})") from None
+    return out
 
 
 def run_table(name: str, *, splits: int | None = None, jobs: int = 1, scheduler: str | None = None, client=None,
               out="tables", resume: bool = False, quick: bool = False, seed: int = 0, datasets=None,
-              progress: bool = True, _interrupt_after: int | None = None) -> TableRun:
+              progress: bool = True, force: bool = False, _interrupt_after: int | None = None) -> TableRun:
     """Compute table ``name`` and write ``out/NAME.csv``, ``out/NAME.md`` and ``out/NAME.json``.
 
     Parameters
@@ -377,7 +550,8 @@ def run_table(name: str, *, splits: int | None = None, jobs: int = 1, scheduler:
     name : str
         One of :func:`svmref.figures.tables.names` (``000-table2``, ``004-table1``, ``001-table1``, ``001-table2``).
     splits : int, optional
-        Random training/test splits per data set (default: the table's, e.g. 100 for 000 Table 2).
+        Random training/test splits per data set, at most :data:`MAX_SPLITS` (default: the table's, e.g. 100 for
+        000 Table 2).
     jobs : int
         joblib workers (loky processes); 1 runs in this process, -1 uses every core.
     scheduler : str, optional
@@ -387,7 +561,11 @@ def run_table(name: str, *, splits: int | None = None, jobs: int = 1, scheduler:
     out : path
         Output folder (created).
     resume : bool
-        Keep the rows already in ``out/NAME.csv`` (and ``NAME.cv.csv``) and compute only the missing ones.
+        Keep the rows already in ``out/NAME.csv`` (and ``NAME.cv.csv``) and compute only the missing ones; refused
+        (``ValueError``, one line saying what differs) when the stored run's settings (:func:`settings`) differ.
+    force : bool
+        Delete the results already in ``out`` and start over. Without ``resume`` or ``force``, existing results are
+        never overwritten: ``ValueError``.
     quick : bool
         The table's small setting (few splits, a small grid) for tests and CI.
     seed : int
@@ -400,38 +578,25 @@ def run_table(name: str, *, splits: int | None = None, jobs: int = 1, scheduler:
     module = get(name)
     if splits is None:
         splits = module.QUICK_SPLITS if quick else module.DEFAULT_SPLITS
-    if isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or splits < 1:
-        raise ValueError(f"splits must be a positive integer; got {splits!r}")
+    if isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or not 1 <= splits <= MAX_SPLITS:
+        raise ValueError(f"--splits must be an integer from 1 to {MAX_SPLITS}; got {splits!r}")
     splits = int(splits)
-    all_sets = list(module.datasets(quick))
-    if datasets is None:
-        dsets = all_sets
-    else:
-        dsets = list(datasets)
-        bad = [d for d in dsets if d not in all_sets]
-        if bad:
-            raise ValueError(f"datasets must be among {all_sets} for {name}; got {bad}")
+    dsets = _check_datasets(module, name, quick, datasets)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer; got {seed!r}")
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    _check_meta(out / f"{name}.meta.json", {"table": name, "quick": bool(quick), "seed": int(seed)}, resume)
+        raise ValueError(f"--seed must be a non-negative integer; got {seed!r}")
+    out = _check_out(out)
+    meta = settings(module, name, quick, int(seed), splits, dsets)
 
     t0 = time.perf_counter()
     counter = {"computed": 0, "interrupt_after": _interrupt_after}
     executor = _Executor(jobs, scheduler, client)
     mod_name = module.__name__
-    with executor, _progress_bar(name, progress) as bar:
-        sel_tasks = module.selection_tasks(dsets, splits, quick, int(seed))
-        sel_rows = []
-        if sel_tasks:
-            bar.set_postfix_str("model selection")
-            sel_rows = _phase(executor, mod_name, "selection", sel_tasks, out / f"{name}.cv.csv", SELECTION_COLUMNS,
-                              SELECTION_KEY, resume, bar, counter)
-        bar.set_postfix_str("splits")
+    with executor:  # a scheduler that does not answer fails here, before any file is touched
+        _prepare_out(out, name, meta, resume, force)
+        sel_rows = _run_phase(executor, mod_name, "selection", module.selection_tasks(dsets, splits, quick, int(seed)),
+                              out / f"{name}.cv.csv", resume, name, progress, counter)
         tasks = module.split_tasks(dsets, splits, quick, int(seed), sel_rows)
-        rows = _phase(executor, mod_name, "split", tasks, out / f"{name}.csv", SPLIT_COLUMNS, SPLIT_KEY,
-                      resume, bar, counter)
+        rows = _run_phase(executor, mod_name, "split", tasks, out / f"{name}.csv", resume, name, progress, counter)
     runtime = time.perf_counter() - t0
     run = TableRun(name, splits, bool(quick), int(seed), rows, sel_rows, summarize(module, rows), counter["computed"],
                    runtime, out / f"{name}.csv", out / f"{name}.md", out / f"{name}.json")
@@ -439,3 +604,32 @@ def run_table(name: str, *, splits: int | None = None, jobs: int = 1, scheduler:
                                            where=executor.where), encoding="utf-8")
     run.json_path.write_text(json.dumps(run.summary(), indent=1) + "\n", encoding="utf-8")
     return run
+
+
+def _check_datasets(module, name, quick, datasets) -> list:
+    all_sets = list(module.datasets(quick))
+    if datasets is None:
+        return all_sets
+    dsets = list(datasets)
+    if not dsets:
+        raise ValueError(f"--datasets names no data set; choose among {all_sets} for {name}")
+    bad = [d for d in dsets if d not in all_sets]
+    if bad:
+        raise ValueError(f"--datasets must be among {all_sets} for {name}; got {bad}")
+    return dsets
+
+
+def _run_phase(executor, mod_name, kind, tasks, path, resume, name, progress, counter) -> list:
+    """One phase (``"selection"``: the CV scores, ``"split"``: the rows) with its own progress bar; Ctrl-C becomes
+    :class:`TableInterrupted` naming this phase's CSV."""
+    if not tasks:
+        return []
+    phase = "model selection" if kind == "selection" else "splits"
+    columns, key_cols = (SELECTION_COLUMNS, SELECTION_KEY) if kind == "selection" else (SPLIT_COLUMNS, SPLIT_KEY)
+    try:
+        with _progress_bar(f"{name} ({phase})", progress) as bar:
+            return _phase(executor, mod_name, kind, tasks, path, columns, key_cols, resume, bar, counter)
+    except TableInterrupted:
+        raise
+    except KeyboardInterrupt as exc:
+        raise TableInterrupted(phase, path) from exc
