@@ -4,11 +4,13 @@ Exit codes: 0 every instance passed; 1 some instance failed (or timed out); 2 us
 option, an output path that cannot be written, a ``--data`` file that cannot be read, a SPEC that
 cannot be imported, or a solver whose signature does not fit the formulation (all checked before
 any instance runs); 130 interrupted by Ctrl-C (the finished rows, a partial verdict and ``--json``
-are still written).
+are still written); 141 its standard output was closed by the reader (``svmref verify --all | head -1``):
+it stops at once, quietly, as a Unix tool killed by SIGPIPE does.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 
@@ -17,8 +19,9 @@ from svmref.cli import ArgumentParser, UsageError, check_number, check_writable,
 
 from . import specs
 from .core import DEFAULT_TOL, SignatureError, check, check_signature
+from .data import check_targets, scale_columns
 from .instances import SCALABLE, SUITES, from_data, load_csv, suite
-from .loader import SpecError, load_spec
+from .loader import SpecError, load_spec, parse_spec
 from .report import Record, Report
 
 __all__ = ["main", "load_spec", "SpecError"]
@@ -30,7 +33,7 @@ packages) or path/to/file.py:callable.
 WARNING: verify imports SPEC and runs it: it executes the code you name, by design.
 Only verify code you trust.
 
-The solver contract (see 'python -c "from svmref import verify; help(verify)"'):
+The solver contract (see 'python -m pydoc svmref.verify'):
   box duals l1_svm, l2_svm, ls_svm, least_1norm_svm, and ls_svm_regression, sparse_ls_svm:
       f(K, y, C, **options) -> (alpha, b) | alpha | object with .alpha, .b   (b may be None)
   rls:                f(K, y, gamma) -> c | object with .c
@@ -48,10 +51,13 @@ instances; a non-PSD MLP kernel is reported as 'not convex'), real (shipped data
 Each instance runs in a worker process killed after --timeout seconds (verdict 'timeout').
 A failed row is followed by its diagnoses, the tolerance it would pass at, and any hint
 (an answer that passes after a known convention change such as alpha -> y * alpha).
+What the solver prints is captured per instance (in --json as solver_output), as is the
+traceback of an exception it raises; --verbose prints both under each row.
 
 Exit status: 0 all instances pass, 1 any fails or times out, 2 usage error (bad option,
 unwritable --json, unreadable --data, SPEC not importable, wrong solver signature),
-130 interrupted by Ctrl-C (the rows that finished and a partial verdict are printed).
+130 interrupted by Ctrl-C (the rows that finished and a partial verdict are printed),
+141 standard output closed by its reader (e.g. '| head'): verify stops quietly.
 
 Example:
   svmref verify my_solver.py:solve --formulation least_1norm_svm --suite quick --json out.json
@@ -84,11 +90,14 @@ def _parser() -> argparse.ArgumentParser:
                    help="RBF width for --data (default sqrt(number of features))")
     p.add_argument("--epsilon", default=None, metavar="E",
                    help="tube half-width for --data with --formulation svr (default 0.1, in the units of the targets)")
-    p.add_argument("--json", metavar="PATH", help="also write the records as JSON to PATH")
+    p.add_argument("--json", metavar="PATH", help="also write the records as JSON to PATH ('-': standard output, "
+                   "and the table goes to standard error)")
     p.add_argument("--list", action="store_true", help="print every built-in solver as 'SPEC formulation' and exit")
     p.add_argument("--all", action="store_true",
                    help="check every built-in solver against every formulation it serves (the health report)")
     p.add_argument("--quiet", "-q", action="store_true", help="print only the summary")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="also print, under each row, what the solver printed and the traceback of any exception it raised")
     return p
 
 
@@ -115,17 +124,24 @@ def _options(args) -> dict:
     opts["n"] = None if args.n is None else check_number(args.n, "--n", integer=True, low=4, low_open=False)
     if opts["n"] is not None and args.suite not in SCALABLE:
         raise UsageError(f"--n rescales the suites {', '.join(SCALABLE)} only; --suite {args.suite} has fixed sizes")
+    if opts["n"] is not None:
+        _fits(opts["n"], "--n")
     opts["C"] = 1.0 if args.C is None else check_number(args.C, "--C", low=0.0)
     opts["sigma"] = None if args.sigma is None else check_number(args.sigma, "--sigma", low=0.0)
     if args.data is None and (args.C is not None or args.sigma is not None):
-        raise UsageError("--C and --sigma go with --data (the suites fix their own)")
+        given = " and ".join(o for o, v in (("--C", args.C), ("--sigma", args.sigma)) if v is not None)
+        raise UsageError(f"{given} go{'es' if ' and ' not in given else ''} with --data (the suites fix their own)")
+    if args.quiet and args.verbose:
+        raise UsageError("give either --quiet or --verbose, not both")
     eps = getattr(args, "epsilon", None)
     opts["epsilon"] = None if eps is None else check_number(eps, "--epsilon", low=0.0, low_open=False)
     if eps is not None and args.data is None:
         raise UsageError("--epsilon goes with --data (the suites fix their own)")
     if args.data is not None and opts["n"] is not None:
         raise UsageError("give either --data or --n, not both")
-    if args.json is not None:
+    if args.json == "-":
+        opts["json"] = "-"
+    elif args.json is not None:
         opts["json"] = check_writable(args.json, "--json")
     if args.formulation is not None and args.formulation not in _formulation_names():
         raise UsageError(f"unknown --formulation {args.formulation!r}; expected one of {', '.join(_formulation_names())}")
@@ -136,17 +152,24 @@ def _instances(args, opts, formulation):
     """The instances to run: a suite (maybe rescaled), or the user's --data."""
     size = opts["n"]
     if args.data is None:
-        if size is not None:
-            _fits(size, "--n")
         return suite(args.suite, formulation, n=size)
+    entry = specs.SPECS[formulation]
+    if opts.get("epsilon") is not None and "epsilon" not in entry.instance_keywords:
+        raise UsageError(f"--epsilon is the tube half-width of epsilon-SVR (--formulation svr); {formulation} has none")
     try:
         X, y = load_csv(args.data)
     except OSError as exc:
         raise UsageError(f"--data: cannot read {args.data!r} ({exc.strerror or exc})") from None
-    except (ValueError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"--data: {args.data!r} is not UTF-8 text (byte {exc.object[exc.start]:#04x} at position "
+                         f"{exc.start}); expected a numeric CSV file") from None
+    except ValueError as exc:
         raise UsageError(f"--data: {args.data!r}: {exc}") from None
     _fits(X.shape[0], "--data")
     try:
+        X = scale_columns(X)  # so that standardising cannot overflow: see scale_columns
+        if not entry.classification:
+            check_targets(y)
         name = "data-" + os.path.splitext(os.path.basename(args.data))[0]
         extra = {} if opts.get("epsilon") is None else {"epsilon": opts["epsilon"]}
         return [from_data(X, y, formulation, C=opts["C"], sigma=opts["sigma"], name=name, **extra)]
@@ -162,6 +185,41 @@ def _fits(n: int, option: str) -> None:
         raise UsageError(f"{option}: {exc}") from None
 
 
+#: Exit status when the reader of standard output went away (``| head``): 128 + SIGPIPE, as the shells report a
+#: process killed by it.
+EXIT_PIPE = 141
+
+
+class ReaderGone(Exception):
+    """The reader of a stream we print to has closed it (``svmref verify --all | head -1``)."""
+
+    def __init__(self, stream):
+        super().__init__("the reader of standard output closed it")
+        self.stream = stream
+
+
+def _say(text: str = "") -> None:
+    """Print a line of the report to standard output and flush it; a closed pipe becomes :class:`ReaderGone`."""
+    stream = sys.stdout
+    try:
+        print(text, file=stream)
+        stream.flush()
+    except BrokenPipeError:
+        raise ReaderGone(stream) from None
+
+
+def _reader_gone(stream) -> int:
+    """Quietly end after the reader closed ``stream``: as Python's documentation on SIGPIPE advises, point the
+    stream's descriptor at the null device, so that the flush at exit does not raise again; exit 141."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # a stream without a descriptor (tests): nothing will flush it
+        pass
+    return EXIT_PIPE
+
+
 def _printer(args):
     """The callback that prints each row as its instance finishes (the heading at once, when called)."""
     state = {"header": False}
@@ -170,36 +228,38 @@ def _printer(args):
         if args.quiet:
             return
         if not state["header"]:
-            print(Report.header())
+            _say(Report.header())
             state["header"] = True
-            sys.stdout.flush()
         if rec is None:
             return
-        print(rec.row())
-        for line in rec.details():
-            print(line)
-        sys.stdout.flush()
+        _say("\n".join([rec.row(), *rec.details(verbose=args.verbose)]))
 
     return on_record
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``svmref verify``: parse and check every option, run, print; returns the exit status (module docstring)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = _parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --help exits 0, errors exit 2
         return int(exc.code or 0)
-    if args.list:
-        for spec, form in _registry().items():
-            print(f"{spec} {form}")
-        return 0
     try:
+        if args.list:
+            _say("\n".join(f"{spec} {form}" for spec, form in _registry().items()))
+            return 0
         opts = _options(args)
-        return _run(args, opts, parser)
+        if opts.get("json") != "-":
+            return _run(args, opts)
+        opts["json_stream"] = sys.stdout  # --json -: the JSON alone on standard output, the table on standard error
+        with contextlib.redirect_stdout(sys.stderr):
+            return _run(args, opts)
     except UsageError as exc:
         print(f"svmref verify: error: {exc}", file=sys.stderr)
         return 2
+    except ReaderGone as gone:
+        return _reader_gone(gone.stream)
 
 
 def _run_all(args, opts, on_record) -> Report:
@@ -230,7 +290,8 @@ def _run_all(args, opts, on_record) -> Report:
     return report
 
 
-def _run(args, opts, parser) -> int:
+def _run(args, opts) -> int:
+    """Check the arguments that need the formulation, then run SPEC (or every built-in) and print the report."""
     on_record = _printer(args)
     if args.all:
         if args.spec:
@@ -240,6 +301,10 @@ def _run(args, opts, parser) -> int:
         return _finish(_run_all(args, opts, on_record), args, opts)
     if not args.spec:
         raise UsageError("SPEC is required (or --list / --all)")
+    try:
+        parse_spec(args.spec)  # its form first: without ':callable' it is no built-in either
+    except SpecError as exc:
+        raise UsageError(str(exc)) from None
     form = args.formulation or _registry().get(args.spec)
     if form is None:
         raise UsageError(f"--formulation is required for {args.spec!r} (one of {', '.join(_formulation_names())})")
@@ -259,14 +324,20 @@ def _run(args, opts, parser) -> int:
 
 
 def _finish(report, args, opts) -> int:
-    if not args.quiet:
-        print()
-    print(report.summary_text())
-    if "json" in opts:
+    """Print the summary, write ``--json``; the exit status."""
+    _say(("" if args.quiet else "\n") + report.summary_text(verbose=args.verbose))
+    if opts.get("json") == "-":
+        stream = opts["json_stream"]
+        try:
+            stream.write(report.to_json() + "\n")
+            stream.flush()
+        except BrokenPipeError:
+            raise ReaderGone(stream) from None
+    elif "json" in opts:
         try:
             make_parent(opts["json"])
             report.to_json(opts["json"])
-            print(f"records written to {args.json}")
+            _say(f"records written to {args.json}")
         except OSError as exc:  # it was writable when checked; say what happened since
             print(f"svmref verify: error: --json: cannot write {args.json!r} ({exc.strerror or exc})", file=sys.stderr)
             return 2

@@ -9,6 +9,7 @@ looks it up.
 from __future__ import annotations
 
 import csv
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -19,7 +20,7 @@ from svmref.datasets import load_dataset
 from svmref.kernels import kernel_matrix
 
 __all__ = ["Instance", "SUITES", "kernel_instances", "rls_instances", "feature_instances", "svr_instances",
-           "SVR_EPSILON", "SVR_EPSILONS", "load_csv", "c_only", "rls_gamma"]
+           "SVR_EPSILON", "SVR_EPSILONS", "load_csv", "scale_columns", "check_targets", "c_only", "rls_gamma"]
 
 SUITES = ("quick", "standard", "adversarial", "real")
 
@@ -353,3 +354,80 @@ def load_csv(path) -> tuple[np.ndarray, np.ndarray]:
     if A.shape[0] < 4:
         raise ValueError(f"need at least 4 rows; got {A.shape[0]}")
     return A[:, :-1], A[:, -1]
+
+
+def scale_columns(X, path: str | None = None) -> np.ndarray:
+    """Each column of ``X`` divided by a power of two near its largest magnitude, before it is standardised.
+
+    Standardising (``(x - mean) / std`` per column) squares the values: at magnitudes near the ends of the
+    floating-point range (``1e200``: the squares overflow to ``inf``; ``1e-200``: they underflow to 0) the
+    standard deviation comes out ``inf`` or 0, and every feature would silently become 0. Dividing column
+    ``j`` by ``2**e_j``, with ``e_j`` the binary exponent of ``max_i |X_ij|`` (``numpy.frexp``), brings its
+    largest magnitude into ``[0.5, 1)``. Standardising is invariant to a positive scale, and a power of two
+    scales every rounding of the standardisation exactly, so for data that could be standardised as given
+    the result is the same, bit for bit (where no intermediate value is subnormal); an all-zero column is
+    left as it is.
+
+    Parameters
+    ----------
+    X : array of shape (N, d)
+        The features, finite.
+    path : str, optional
+        How the error message names the data (None: it does not; ``svmref verify --data`` names the option and
+        the file before it).
+
+    Returns
+    -------
+    numpy.ndarray
+        The scaled features, a new array.
+
+    Raises
+    ------
+    ValueError
+        When every feature column is constant: standardised, every feature is 0 and there is nothing to learn.
+    """
+    X = np.array(X, dtype=float)
+    peak = np.max(np.abs(X), axis=0) if X.shape[0] else np.zeros(X.shape[1])
+    _, exponent = np.frexp(peak)
+    X = np.ldexp(X, -exponent[None, :])  # exact: a power of two; an all-zero column has exponent 0
+    if X.shape[0] and np.all(np.ptp(X, axis=0) == 0):
+        where = f" of {path}" if path else ""
+        raise ValueError(f"every feature column{where} is constant ({X.shape[1]} column(s) before the last): "
+                         "standardised, every feature would be 0; give at least one column that varies")
+    return X
+
+
+def check_targets(y, path: str | None = None) -> None:
+    """Refuse regression targets whose squares overflow: no objective (quadratic in them) could be computed.
+
+    The targets are kept in their units (epsilon-SVR's ``epsilon`` is in those units, so they cannot be rescaled
+    behind the user's back). Every objective and residual of a regression formulation holds ``sum_i y_i^2`` or
+    terms of its size; where that sum is not a finite float64, the check of any answer would be ``inf`` or
+    ``nan`` and fail for reasons that are not the solver's.
+
+    Parameters
+    ----------
+    y : array of shape (N,)
+        The targets, finite.
+    path : str, optional
+        How the error message names the data (None: it does not).
+
+    Raises
+    ------
+    ValueError
+        Naming the largest target and the power of ten to divide the targets by.
+    """
+    y = np.asarray(y, dtype=float)
+    peak = float(np.max(np.abs(y))) if y.size else 0.0
+    if peak == 0.0:
+        return
+    _, e = np.frexp(peak)
+    square_sum = float(np.sum(np.square(np.ldexp(y, -int(e)))))  # exact scaling: cannot overflow
+    try:
+        math.ldexp(square_sum, 2 * int(e))  # the sum of the squares, in float64
+    except OverflowError:
+        power = math.ceil(math.log10(peak))
+        where = f" of {path}" if path else ""
+        raise ValueError(f"the targets (the last column{where}) reach {peak:.3g}: the sum of their squares "
+                         f"overflows float64, so no objective can be computed; divide them by 1e{power} "
+                         "(verify keeps the targets in their units; --epsilon is in the same units)") from None

@@ -11,7 +11,7 @@ import importlib.util
 import os
 import sys
 
-__all__ = ["load_spec", "SpecError"]
+__all__ = ["load_spec", "parse_spec", "SpecError"]
 
 
 class SpecError(Exception):
@@ -19,7 +19,38 @@ class SpecError(Exception):
 
 
 def _bad_form(spec: str) -> SpecError:
-    return SpecError(f"SPEC must look like package.module:callable or path/to/file.py:callable; got {spec!r}")
+    target, colon, attr = spec.rpartition(":")
+    if not colon:
+        why = f", which names no callable: add ':NAME' after it, e.g. '{spec}:my_solver'" if spec else " (empty)"
+    elif not attr:
+        why = f", which ends with ':' and names no callable after it, e.g. '{target}:my_solver'"
+    else:
+        why = ", which names no module or file before the ':'"
+    return SpecError(f"SPEC must look like package.module:callable or path/to/file.py:callable; got {spec!r}{why}")
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """Split ``SPEC`` into its module or file and its callable, without importing anything.
+
+    Parameters
+    ----------
+    spec : str
+        ``package.module:callable`` or ``path/to/file.py:callable``.
+
+    Returns
+    -------
+    tuple of str
+        ``(target, attr)``: the module's dotted name or the file's path, and the callable's name.
+
+    Raises
+    ------
+    SpecError
+        When ``spec`` is not of that form; the message says what is missing.
+    """
+    target, colon, attr = spec.rpartition(":")
+    if not colon or not target or not attr:
+        raise _bad_form(spec)
+    return target, attr
 
 
 def _from_file(spec: str, target: str):
@@ -53,11 +84,7 @@ def _from_package(spec: str, target: str):
 
 def load_spec(spec: str):
     """Import ``package.module:callable`` or ``path/to/file.py:callable`` and return the callable."""
-    if ":" not in spec:
-        raise _bad_form(spec)
-    target, _, attr = spec.rpartition(":")
-    if not target or not attr:
-        raise _bad_form(spec)
+    target, attr = parse_spec(spec)
     if target.endswith(".py") or os.sep in target or "/" in target:
         module = _from_file(spec, target)
     else:
