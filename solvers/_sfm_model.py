@@ -119,7 +119,9 @@ class SFMResult(SolverResult):
     ``alpha`` is ``lam`` (the dual (10) variables); ``objective`` is ``W(lam)`` of 003 eq. (10) in its
     *maximisation* sense (so ``primal_objective - objective >= 0`` is the duality gap); ``a`` from (8),
     ``b`` from (11) or the mean rule, ``w = X'(y * lam)`` (003, eq. (6)), ``selected`` the indices of the
-    features with ``a_i != 0``; ``primal_objective`` is (5) at ``(a, b)`` with optimal slacks.
+    features with ``a_i != 0`` (a feature whose ``|w_i|`` exceeds ``mu`` by no more than the rounding error of
+    ``w`` has ``a_i = 0``: it is on the threshold of (8) to working precision); ``primal_objective`` is (5) at
+    ``(a, b)`` with optimal slacks.
     Decision function: ``f(x) = a'x + b``.
     """
 
@@ -320,7 +322,7 @@ def _solve(s: _Setup):
 POLISH_TOL = 1e-5
 
 
-def _newton_point(X, y, lam, w, C, mu, rtol=1e-10):
+def _newton_point(X, y, lam, w, C, mu, rtol=1e-10, margin=0.0):
     r"""The maximiser of the dual (10) on the current pattern, or ``None``: the free set ``F`` (``0 < lam_j < C``)
     and the active features ``A`` (``|w_k| > mu``, signs ``s_k``) held fixed, (10) is a concave quadratic in
     ``lam_F`` under ``y'lam = 0``, and its stationarity conditions are the free patterns on the margin,
@@ -330,10 +332,14 @@ def _newton_point(X, y, lam, w, C, mu, rtol=1e-10):
         [G G' / (2(1 - mu))   1] [v]   [y_F - G c / (2(1 - mu))]
         [1'                   0] [b] = [-y_B'lam_B             ],   G = X_{FA},  c = X_{BA}'(y_B lam_B) - mu s,
 
-    solved in the least-squares sense (``G G'`` is singular when more patterns are free than features active:
-    the minimum-norm ``v`` is one maximiser). Returns ``lam`` with ``lam_F = y_F v``, unclipped."""
+    solved in the least-squares sense for the correction from the current point (``G G'`` is singular when more
+    patterns are free than features active: the maximisers then form an affine set, and the one nearest the current
+    ``lam`` is taken). A feature counts as active when ``|w_k| > mu + margin``: at a point
+    near the optimum a feature whose ``|w_k|`` is within the solver's accuracy of ``mu`` may belong to either side
+    (at the optimum it is often exactly at ``mu``, ``a_k = 0``), so :func:`_polish` tries several margins. Returns
+    ``lam`` with ``lam_F = y_F v``, unclipped."""
     free = np.flatnonzero((lam > rtol * C) & (lam < (1.0 - rtol) * C))
-    A = np.flatnonzero(np.abs(w) > mu)
+    A = np.flatnonzero(np.abs(w) > mu + margin)
     if free.size == 0:
         return None
     bound = np.setdiff1d(np.arange(y.shape[0]), free)
@@ -349,7 +355,8 @@ def _newton_point(X, y, lam, w, C, mu, rtol=1e-10):
     rhs = np.empty(m + 1)
     rhs[:m] = y[free] - G @ c / h
     rhs[m] = -float(y[bound] @ lam[bound])
-    sol = np.linalg.lstsq(M, rhs, rcond=None)[0]
+    x0 = np.r_[y[free] * lam[free], 0.0]
+    sol = x0 + np.linalg.lstsq(M, rhs - M @ x0, rcond=None)[0]  # the maximiser nearest the current point
     if not np.all(np.isfinite(sol)):
         return None
     out = lam.copy()
@@ -365,26 +372,42 @@ def _polish(s: _Setup, w, F, rounds: int = 3) -> int:
     kept = 0
     cur = certified_gap(s.X, s.y, s.lam, w, F, s.C, s.mu).gap
     for _ in range(rounds):
-        target = _newton_point(s.X, s.y, s.lam, w, s.C, s.mu)
-        if target is None or cur <= 0.0:
+        if not cur > 0.0:
             break
-        d = target - s.lam
-        with np.errstate(divide="ignore", invalid="ignore"):
-            room = np.where(d > 0, (s.C - s.lam) / d, np.where(d < 0, -s.lam / d, np.inf))
-        t = min(1.0, float(np.min(room)))
-        if not t > 0.0:
+        best = None
+        for margin in POLISH_MARGINS:  # the pattern of features with |w_k| within margin of mu is uncertain
+            step = _polish_step(s, w, margin * max(s.mu, 1e-300))
+            if step is not None and (best is None or step[0] < best[0]):
+                best = step
+        if best is None or not best[0] < cur:
             break
-        lam_new = np.clip(s.lam + t * d, 0.0, s.C)
-        if t == 1.0:
-            lam_new = target.clip(0.0, s.C)
-        w_new, F_new = np.zeros_like(w), np.zeros_like(F)
-        _refresh(s.X, s.y, lam_new, s.mu, w_new, F_new)
-        new = certified_gap(s.X, s.y, lam_new, w_new, F_new, s.C, s.mu).gap
-        if not new < cur:
-            break
+        cur, lam_new, w_new, F_new = best
         s.lam[:], w[:], F[:] = lam_new, w_new, F_new
-        cur, kept = new, kept + 1
+        kept += 1
     return kept
+
+
+#: Relative margins (times ``mu``) by which a feature's ``|w_k|`` must exceed ``mu`` to count as active in a Newton
+#: step of :func:`_polish`; the step of each is tried and the one with the smallest certified gap kept.
+POLISH_MARGINS = (0.0, 1e-9, 1e-7, 1e-5)
+
+
+def _polish_step(s: _Setup, w, margin):
+    """One Newton step towards :func:`_newton_point` (with ``margin``), as far as the box allows: ``(gap, lam, w,
+    F)`` at the new point (recomputed from ``lam``), or ``None``."""
+    target = _newton_point(s.X, s.y, s.lam, w, s.C, s.mu, margin=margin)
+    if target is None:
+        return None
+    d = target - s.lam
+    with np.errstate(divide="ignore", invalid="ignore"):
+        room = np.where(d > 0, (s.C - s.lam) / d, np.where(d < 0, -s.lam / d, np.inf))
+    t = min(1.0, float(np.min(room)))
+    if not t > 0.0:
+        return None
+    lam_new = target.clip(0.0, s.C) if t == 1.0 else np.clip(s.lam + t * d, 0.0, s.C)
+    w_new, F_new = np.zeros_like(w), np.zeros(s.X.shape[0])
+    _refresh(s.X, s.y, lam_new, s.mu, w_new, F_new)
+    return certified_gap(s.X, s.y, lam_new, w_new, F_new, s.C, s.mu).gap, lam_new, w_new, F_new
 
 
 def _judge_tightened(s: _Setup, w, F, code, kkt_tol, rounds):
@@ -529,9 +552,18 @@ def _label(s: _Setup, code, gap, cert, n_iter, why, info):
     return "numerical_issue", message
 
 
+def _at_threshold(X, lam, w, mu) -> np.ndarray:
+    """The features whose ``|w_k|`` exceeds ``mu`` by no more than the rounding error of computing
+    ``w = X'(y * lam)`` (003 eq. (6)), ``(N + 2) u sum_j |lam_j| |x_jk|``: on the threshold of (8) to working
+    precision (at the optimum such a feature often sits exactly at ``mu``), so their ``a_k`` is not told from 0."""
+    err = (X.shape[0] + 2) * UNIT_ROUNDOFF * (np.abs(X).T @ np.abs(lam))
+    return (np.abs(w) > mu) & (np.abs(w) - mu <= err)
+
+
 def _finish(s: _Setup, w, F, n_iter, gap, code, t0, info, why=""):
     X, y, C, mu, lam = s.X, s.y, s.C, s.mu, s.lam
     a = recover_a(w, mu)
+    a[_at_threshold(X, lam, w, mu)] = 0.0  # selected: |w_k| above mu beyond rounding (003's support features)
     b, how = recover_b(F, y, lam, C, s.b_rule)
     W = dual_objective(lam, w, mu)
     P = primal_objective(X, y, a, b, C, mu)
