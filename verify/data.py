@@ -68,9 +68,18 @@ class Instance:
         return is_psd(self.K, rtol=1e-9)
 
     def key(self) -> tuple:
-        """A hashable identity (for caching references)."""
+        """A hashable identity (for caching references): the name, kernel and hyperparameters and a digest of the
+        data (``X``, ``y``, ``X_test``), so two instances that share a name but not their data never share a
+        cached reference."""
+        import hashlib
+
+        h = hashlib.sha256()
+        for a in (self.X, self.y, self.X_test):
+            arr = np.ascontiguousarray(a, dtype=np.float64)
+            h.update(str(arr.shape).encode())
+            h.update(arr.tobytes())
         return (self.name, self.kernel, tuple(sorted(self.kernel_params.items())),
-                tuple(sorted((k, float(v)) for k, v in self.hyper.items())), self.N)
+                tuple(sorted((k, float(v)) for k, v in self.hyper.items())), self.N, h.hexdigest())
 
 
 # ----------------------------------------------------------------------------- data generators
