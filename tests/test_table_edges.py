@@ -75,6 +75,39 @@ def test_a_scheduler_that_does_not_answer_touches_no_file(tmp_path, monkeypatch)
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == files
 
 
+def test_a_server_that_is_not_dask_is_one_line(tmp_path, monkeypatch):
+    """An address where something else answers (here a server that sends bytes no Dask frame starts with): Dask read
+    a garbage frame length and tried to allocate exabytes (a MemoryError traceback); now one line naming
+    --scheduler, and nothing written."""
+    import socket
+    import threading
+
+    pytest.importorskip("distributed")
+    monkeypatch.setattr(_runner, "CONNECT_TIMEOUT_S", 5.0)
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+
+    def answer():
+        for _ in range(4):
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            conn.sendall(b"HTTP/1.1 200 OK\r\n\r\n" + b"\xff" * 4096)
+            time.sleep(0.5)
+            conn.close()
+
+    threading.Thread(target=answer, daemon=True).start()
+    address = f"tcp://127.0.0.1:{srv.getsockname()[1]}"
+    try:
+        with pytest.raises(ValueError, match=f"scheduler: .*{address}"):
+            run_table("001-table2", out=tmp_path, scheduler=address, **QUICK)
+    finally:
+        srv.close()
+    assert not (tmp_path / "001-table2.csv").exists()
+
+
 def test_no_worker_left_stops_the_run(tmp_path, monkeypatch):
     """A Dask cluster with no worker (all died): the run stops with DaskWorkersLost after the loss timeout instead of
     waiting forever; the CLI says so in one line (exit 1)."""

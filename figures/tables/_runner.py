@@ -133,6 +133,11 @@ def _execute(module: str, kind: str, task: dict, in_worker: bool = True) -> dict
     return fn(task)
 
 
+def _first_line(exc) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:120] if text else "no message"
+
+
 class _Executor:
     """``map(module, kind, tasks)`` yielding each task's row as soon as it finishes (any order)."""
 
@@ -158,8 +163,12 @@ class _Executor:
                 self.client = Client(self.scheduler, timeout=CONNECT_TIMEOUT_S)
             except (OSError, TimeoutError, ValueError, TypeError) as exc:
                 raise ValueError(f"scheduler: no Dask scheduler answered at {self.scheduler!r} within "
-                                 f"{CONNECT_TIMEOUT_S:g} s ({type(exc).__name__}: {str(exc).splitlines()[0][:120]}); "
+                                 f"{CONNECT_TIMEOUT_S:g} s ({type(exc).__name__}: {_first_line(exc)}); "
                                  "start one (`dask scheduler`) or check the address (tcp://HOST:PORT)") from None
+            except Exception as exc:  # noqa: BLE001 - e.g. MemoryError: a server that is not Dask's sent a garbage
+                # frame length, which distributed tried to allocate (seen: 3 EiB)
+                raise ValueError(f"scheduler: something answered at {self.scheduler!r} but not as a Dask scheduler "
+                                 f"({type(exc).__name__}: {_first_line(exc)}); check the address and port") from None
             self._own_client = True
         return self
 
