@@ -37,7 +37,7 @@ TOL = {
 # Pages this helper owns; their maths follows the strict rules (display $$ alone on its line).
 OWN_PAGES = ["index.md", "taxonomy.md", "smo.md", "generalised_smo.md", "isls.md"]
 FORMULATION_PAGES = ["l1_svm", "l2_svm", "ls_svm", "ls_svm_regression", "least_1norm_svm", "rls",
-                     "sparse_ls_svm", "support_features"]
+                     "sparse_ls_svm", "support_features", "svr"]
 
 LINK = re.compile(r"(?<!!)\[([^\]\n]+)\]\(([^)\s]+)\)")
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -405,7 +405,7 @@ def test_least_1norm_alpha_is_gamma_minus_beta(C):
     F = _F()
     X, y, K = _instance(seed=22)  # RBF: K positive definite, so the dual's alpha is unique
     f = F.get("least_1norm_svm")
-    lp = F.solve(f.lp(K, y, C=C), cross_check=False)
+    lp = as_written(f.lp(K, y, C=C))  # the LP as written: its multipliers are the conic solver's own
     beta, gamma = lp.constraint_duals  # of  -t <= r  and  r <= t  (r_i = 1 - y_i f(X_i))
     d = F.solve(f.dual(K, y, C=C))
     assert np.max(np.abs((gamma - beta) - d.values["alpha"])) <= TOL["kkt"] * max(1.0, C)
@@ -451,8 +451,12 @@ def test_ls_svm_is_not_sparse_and_outlier_alpha_grows_with_C():
     X, y, out = _outlier_data()
     K = KERNELS["linear"](X)
     prev = 0.0
+    F = _F()
     for C in [1.0, 10.0, 100.0]:
         alpha, b = _ls_svm_alpha(K, y, C)
+        # the system's alpha is the minimiser of the dual (2) solved as written (unique: K + I/C is PD)
+        d = as_written(F.get("ls_svm").dual(K, y, C=C))
+        assert np.max(np.abs(d.values["alpha"] - alpha)) <= TOL["kkt"] * (1 + np.max(np.abs(alpha)))
         assert np.min(np.abs(alpha)) > 1e-8, "an LS-SVM alpha_i is zero only by accident"
         xi = 1 - y * (K @ (alpha * y) + b)
         assert np.max(np.abs(alpha - C * xi)) <= TOL["exact"] * C * (1 + np.max(np.abs(xi)))

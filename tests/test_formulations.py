@@ -140,9 +140,10 @@ def test_support_features_primal_dual_qp(n_features, mu):
     y = np.where(np.arange(N) % 2 == 0, 1.0, -1.0)
     X = rng.normal(size=(N, n_features)) + 0.7 * y[:, None] * (np.arange(n_features) < 2)
     f = F.get("support_features")
-    p = F.solve(f.primal(X, y, C=1.0, mu=mu))
-    d = F.solve(f.dual(X, y, C=1.0, mu=mu))
-    q = F.solve(f.qp(X, y, C=1.0, mu=mu))
+    # the three models through the conic solver as written (method="cvxpy"), then certified
+    p = F.solve(f.primal(X, y, C=1.0, mu=mu), method="cvxpy")
+    d = F.solve(f.dual(X, y, C=1.0, mu=mu), method="cvxpy")
+    q = F.solve(f.qp(X, y, C=1.0, mu=mu), method="cvxpy")
     assert record("SFM primal (5) = dual (10)", rel(p.objective, d.objective)) <= TOL["objective"]
     assert record("SFM dual (10) = QP (13)", rel(d.objective, q.objective)) <= TOL["objective"]
     # recovery (8) and (11): (a, b) is primal optimal
@@ -158,8 +159,8 @@ def test_support_features_primal_dual_qp(n_features, mu):
 def test_support_features_mu_zero_is_l1_svm_with_half_C():
     X, y = make_classification(n=24, seed=6)
     C = 2.0
-    sfm = F.solve(F.get("support_features").primal(X, y, C=C, mu=0.0))
-    l1 = F.solve(F.get("l1_svm").primal(None, y, C=C / 2, X=X))
+    sfm = as_written(F.get("support_features").primal(X, y, C=C, mu=0.0))
+    l1 = as_written(F.get("l1_svm").primal(None, y, C=C / 2, X=X))
     # (5) at mu = 0 is a'a + C sum delta = 2 (1/2 a'a + (C/2) sum delta)
     assert record("SFM(mu=0) = 2 x L1-SVM(C/2)", rel(sfm.objective, 2 * l1.objective)) <= TOL["objective"]
     assert close(sfm.values["a"], l1.values["W"], 1e-4)
@@ -170,7 +171,7 @@ def test_support_features_mu_zero_is_l1_svm_with_half_C():
 def test_least_1norm_lp_form_equals_1norm_form(C, kernel_name):
     X, y, K = instance(kernel_name, seed=7)
     f = F.get("least_1norm_svm")
-    p, lp = F.solve(f.primal(K, y, C=C)), F.solve(f.lp(K, y, C=C))
+    p, lp = as_written(f.primal(K, y, C=C)), as_written(f.lp(K, y, C=C))  # both models as written
     assert record("Least 1-Norm (3) = LP (4)", rel(p.objective, lp.objective)) <= TOL["objective"]
     assert close(p.values["W"], lp.values["W"], 1e-4)
 
@@ -181,9 +182,9 @@ def test_least_1norm_kkt_conditions_6(C, kernel_name):
     X, y, K = instance(kernel_name, seed=8)
     f = F.get("least_1norm_svm")
     d = F.solve(f.dual(K, y, C=C))
-    p = F.solve(f.primal(K, y, C=C))
-    alpha, b = d.values["alpha"], p.values["b"]
-    margin = y * (K @ (alpha * y) + b)  # y_i (W.Phi_i + b) with W = sum alpha_j y_j Phi_j
+    p = as_written(f.primal(K, y, C=C))  # the primal as written: (W, b) not rebuilt from alpha
+    alpha = d.values["alpha"]
+    margin = y * (F.kernel_factor(K).Phi @ p.values["W"] + p.values["b"])  # y_i (W.Phi_i + b), primal alone
     eps = 1e-5 * C
     free = np.abs(alpha) < C - eps
     upper, lower = alpha >= C - eps, alpha <= -C + eps
@@ -259,10 +260,10 @@ def test_classification_form_equals_regression_form(C, kernel_name):
     """For y in {-1, +1}: alpha_reg = y * alpha_cls, same b, same optimal values (004 §1)."""
     X, y, K = instance(kernel_name, seed=12)
     cls, reg = F.get("ls_svm"), F.get("ls_svm_regression")
-    dc, dr = F.solve(cls.dual(K, y, C=C)), F.solve(reg.dual(K, y, C=C))
+    dc, dr = as_written(cls.dual(K, y, C=C)), as_written(reg.dual(K, y, C=C))  # each model as written
     assert record("classification = regression form", rel(dc.objective, dr.objective)) <= TOL["objective"]
     assert close(dr.values["alpha"], y * dc.values["alpha"])
-    pc, pr = F.solve(cls.primal(K, y, C=C)), F.solve(reg.primal(K, y, C=C))
+    pc, pr = as_written(cls.primal(K, y, C=C)), as_written(reg.primal(K, y, C=C))
     assert rel(pc.objective, pr.objective) <= TOL["objective"] and close(pc.values["b"], pr.values["b"])
 
 
@@ -270,7 +271,7 @@ def test_classification_form_equals_regression_form(C, kernel_name):
 def test_rls_functional_equals_system_8(gamma, kernel_name):
     X, y, K = instance(kernel_name, seed=13)
     f = F.get("rls")
-    p = F.solve(f.primal(K, y, gamma=gamma))
+    p = as_written(f.primal(K, y, gamma=gamma))  # the finite problem as written, not its system
     A, rhs = f.system(K, y, gamma=gamma)
     c = np.linalg.solve(A, rhs)
     m = len(y)
@@ -285,8 +286,8 @@ def test_isls_weighted_primal_3_equals_system_4(C, kernel_name):
     X, y, K = instance(kernel_name, seed=14)
     lam = np.random.default_rng(14).uniform(0.1, 10.0, size=len(y))
     f = F.get("sparse_ls_svm")
-    p = F.solve(f.primal(K, y, C=C, lam=lam))
-    d = F.solve(f.dual(K, y, C=C, lam=lam))
+    p = as_written(f.primal(K, y, C=C, lam=lam))  # both models as written, the system by numpy
+    d = as_written(f.dual(K, y, C=C, lam=lam))
     A, rhs = f.system(K, y, C=C, lam=lam)
     sol = np.linalg.solve(A, rhs)
     b, beta = sol[0], sol[1:]
@@ -438,7 +439,7 @@ def test_strong_duality_property(n, seed, logC, name):
     X, y = make_classification(n=n, d=2, seed=seed)
     K = KERNELS["rbf"](X)
     f = F.get(name)
-    p, d = F.solve(f.primal(K, y, C=10**logC)), F.solve(f.dual(K, y, C=10**logC))
+    p, d = as_written(f.primal(K, y, C=10**logC)), F.solve(f.dual(K, y, C=10**logC))  # primal not rebuilt
     assert record("strong duality (hypothesis)", rel(p.objective, -d.objective)) <= 1e-6
 
 
