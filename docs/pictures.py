@@ -1,0 +1,121 @@
+"""Draw the teaching pictures of docs/pictures.md into docs/img/: ``python docs/pictures.py``.
+
+* ``margin.png``: an L1-SVM (003 (2)-(3)) on two 2-D clouds: the hyperplane f = 0, the margins f = +-1,
+  the patterns coloured by their KKT case (l1_svm.md §5: alpha = 0, free, alpha = C).
+* ``kkt-regions.png``: alpha_i against the margin y_i f(x_i) for the L1-SVM, the Least 1-Norm SVM (000 (6))
+  and the LS-SVM (000 (7)), side by side: the curve each page derives, and the patterns of one data set
+  solved by the project's SMO engine on top of it.
+* ``soft-threshold.png``: the soft thresholding of the support features machine, a(w) of 003 (8), for
+  three values of mu.
+
+Each figure is a function of (seed,) returning a matplotlib Figure (no pyplot state); ``main`` saves them.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from svmref.kernels import linear_kernel
+from svmref.solvers import smo
+
+IMG = Path(__file__).resolve().parent / "img"
+C = 1.0
+
+
+def data(seed: int = 0, n: int = 40):
+    """Two overlapping Gaussian clouds in 2-D, labels +-1."""
+    rng = np.random.default_rng(seed)
+    y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    X = rng.normal(size=(n, 2)) * 0.9 + 1.1 * y[:, None] * np.array([1.0, 0.6])
+    return X, y
+
+
+def solve(name: str, X, y):
+    """alpha, b and the margins y_i f(x_i) of one of the box-dual classifiers, by the SMO engine."""
+    K = linear_kernel(X)
+    res = getattr(smo, name)(K, y, C, tol=1e-8)
+    alpha, b = np.asarray(res.alpha), float(res.b)
+    return alpha, b, y * (K @ (alpha * y) + b)
+
+
+def margin_figure(seed: int = 0) -> Figure:
+    X, y = data(seed)
+    alpha, b, _ = solve("l1_svm", X, y)
+    w = X.T @ (alpha * y)
+    fig = Figure(figsize=(5.5, 5))
+    ax = fig.add_subplot()
+    lo, hi = X.min(0) - 0.5, X.max(0) + 0.5
+    xs = np.linspace(lo[0], hi[0], 2)
+    for level, style in [(0, "-"), (1, "--"), (-1, "--")]:
+        ax.plot(xs, (level - b - w[0] * xs) / w[1], "k" + style, lw=1.2 if level == 0 else 0.8)
+    eps = 1e-6 * C
+    cases = [(alpha <= eps, "alpha = 0 (beyond the margin)", "o", "none"),
+             ((alpha > eps) & (alpha < C - eps), "0 < alpha < C (on the margin)", "s", "C1"),
+             (alpha >= C - eps, "alpha = C (inside, or misclassified)", "D", "C3")]
+    for mask, label, marker, face in cases:
+        for cls, edge in [(1.0, "C0"), (-1.0, "C2")]:
+            m = mask & (y == cls)
+            ax.scatter(X[m, 0], X[m, 1], marker=marker, facecolors=face if face != "none" else "none",
+                       edgecolors=edge, s=45, label=label if cls == 1.0 else None)
+    ax.set(xlim=(lo[0], hi[0]), ylim=(lo[1], hi[1]), xlabel="$x_1$", ylabel="$x_2$",
+           title=f"L1-SVM, C = {C:g}: f = 0 (solid), f = ±1 (dashed)")
+    ax.legend(loc="lower right", fontsize=7, title="edge: class +1 blue, -1 green", title_fontsize=7)
+    return fig
+
+
+def kkt_figure(seed: int = 0) -> Figure:
+    X, y = data(seed)
+    m = np.linspace(-1.5, 3.0, 400)
+    curves = {  # alpha as a function of the margin y f(x), as each page derives it
+        "l1_svm": ("L1-SVM: box [0, C], 003 (2)-(3)", [(m[m < 1], C + 0 * m[m < 1]), ([1, 1], [0, C]),
+                                                        (m[m > 1], 0 * m[m > 1])]),
+        "least_1norm_svm": ("Least 1-Norm SVM: box [-C, C], 000 (6)", [(m[m < 1], C + 0 * m[m < 1]), ([1, 1], [-C, C]),
+                                                                       (m[m > 1], -C + 0 * m[m > 1])]),
+        "ls_svm": ("LS-SVM: alpha = C (1 - y f), 000 (7)", [(m, C * (1 - m))]),
+    }
+    fig = Figure(figsize=(12, 3.8))
+    for k, (name, (title, pieces)) in enumerate(curves.items()):
+        ax = fig.add_subplot(1, 3, k + 1)
+        for xs, ys in pieces:
+            ax.plot(xs, ys, "k-", lw=1.5)
+        alpha, _, margin = solve(name, X, y)
+        ax.scatter(margin, alpha, s=18, c="C3", zorder=3, label="patterns (SMO)")
+        ax.axvline(1, color="0.7", lw=0.8, ls=":")
+        ax.axhline(0, color="0.7", lw=0.8, ls=":")
+        ax.set(title=title, xlabel="margin $y_i f(x_i)$", ylabel=r"$\alpha_i$" if k == 0 else None,
+               xlim=(m[0], m[-1]), ylim=(-1.6 * C, 2.5 * C))
+        ax.title.set_fontsize(9)
+        ax.legend(fontsize=7, loc="upper right")
+    fig.tight_layout()
+    return fig
+
+
+def soft_threshold_figure(seed: int = 0) -> Figure:
+    w = np.linspace(-2, 2, 801)
+    fig = Figure(figsize=(5.5, 4))
+    ax = fig.add_subplot()
+    for mu in (0.0, 0.3, 0.6):
+        a = np.sign(w) * np.maximum(0.0, np.abs(w) - mu) / (2 * (1 - mu))  # 003 (8)
+        ax.plot(w, a, label=f"mu = {mu:g}")
+    ax.axhline(0, color="0.7", lw=0.8)
+    ax.set(xlabel="$w_i$", ylabel=r"$\hat a_i$", title=r"003 (8): $\hat a_i = 0$ for $|w_i| \leq \mu$ (feature dropped)")
+    ax.legend()
+    return fig
+
+
+FIGURES = {"margin": margin_figure, "kkt-regions": kkt_figure, "soft-threshold": soft_threshold_figure}
+
+
+def main(argv=None) -> int:
+    IMG.mkdir(exist_ok=True)
+    for name, make in FIGURES.items():
+        make().savefig(IMG / f"{name}.png", dpi=110, bbox_inches="tight")
+        print(f"wrote {IMG / name}.png")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
