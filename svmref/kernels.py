@@ -158,17 +158,54 @@ def distance_shift(X) -> np.ndarray:
     return m
 
 
+def sigma_range(factor: float = 1.0) -> tuple[float, float]:
+    """``(lo, hi)``: the widths ``sigma`` that :func:`rbf_gamma` accepts, about ``sqrt(factor / F)`` to
+    ``sqrt(factor F)`` with ``F`` the largest float64 (``sigma^2 / factor`` and its reciprocal finite and > 0):
+    the least and the greatest float64 ``sigma`` for which ``factor / sigma^2`` is a finite number > 0, found by
+    stepping from the square roots to the first accepted value (RBF: about 7.5e-155 to 1.3e154)."""
+    big = float(np.finfo(np.float64).max)
+
+    def ok(s):
+        with np.errstate(over="ignore", divide="ignore", under="ignore"):
+            den = s * s / float(factor)
+            return bool(den > 0.0 and np.isfinite(den) and np.isfinite(1.0 / den))
+
+    lo, hi = float(np.sqrt(float(factor) / big)), float(np.sqrt(float(factor) * big))
+    while not ok(lo):
+        lo = float(np.nextafter(lo, np.inf))
+    while ok(float(np.nextafter(lo, 0.0))):
+        lo = float(np.nextafter(lo, 0.0))
+    while not ok(hi):
+        hi = float(np.nextafter(hi, 0.0))
+    while ok(float(np.nextafter(hi, np.inf))):
+        hi = float(np.nextafter(hi, np.inf))
+    return lo, hi
+
+
+def _round_in(v: float, up: bool) -> str:
+    """``v`` to 3 significant digits, rounded up (``up``) or down, so that the printed bound of a range is inside it."""
+    import decimal
+
+    d = decimal.Context(prec=3, rounding=decimal.ROUND_CEILING if up else decimal.ROUND_FLOOR).create_decimal(v)
+    return f"{d:.2e}"
+
+
 def rbf_gamma(sigma, factor: float = 1.0) -> float:
     """``factor / sigma^2``: the rate ``gamma`` of ``exp(-gamma ||x - z||^2)`` (``factor`` 1 for the RBF, 1/2 for
-    001's Gaussian). Refuses (``ValueError`` naming sigma) a sigma for which ``sigma^2 / factor``, or its
-    reciprocal, is not a finite number > 0 in float64 (e.g. ``sigma = 1e-200`` or ``1e200``)."""
+    001's Gaussian). Refuses (``ValueError`` naming sigma and the accepted range, :func:`sigma_range`) a sigma for
+    which ``sigma^2 / factor``, or its reciprocal, is not a finite number > 0 in float64 (e.g. ``sigma = 1e-200``,
+    whose square underflows to 0, or ``1e200``)."""
     sigma = check_positive(sigma, "sigma")
     den = sigma * sigma / float(factor)
     with np.errstate(over="ignore", divide="ignore"):
         g = 1.0 / den if den > 0.0 else np.inf
     if den == 0.0 or not np.isfinite(den) or not np.isfinite(g) or g <= 0.0:
         what = {1.0: "sigma^2", 0.5: "2 sigma^2"}.get(float(factor), f"sigma^2 / {factor:g}")
-        raise ValueError(f"sigma = {sigma!r} is out of range: {what} = {den!r} (or 1/{what}) is not a finite number > 0")
+        lo, hi = sigma_range(factor)
+        raise ValueError(f"sigma = {sigma!r} is out of range: {what} = {den!r} (or 1/{what}) is not a finite number "
+                         f"> 0 in float64; sigma must lie in [{_round_in(lo, True)}, {_round_in(hi, False)}] for this "
+                         "kernel. Choose sigma in that range, or rescale X (sigma scales with X: X*t with sigma*t gives "
+                         "the same kernel)")
     return g
 
 
