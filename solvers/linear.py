@@ -34,6 +34,23 @@ Three paths (``method``):
 
 RLS (001, eq. (8)) ``(m gamma I + K) c = y`` uses the same Cholesky path with shift ``m gamma``.
 
+Scale.  K is solved in the scale of its largest entry (a LinearOperator K: of ``max|K R| / max|R|`` for the
+right-hand sides R, one product): with ``s`` the power of 2 that brings
+``max(max|K_ij|, shift)`` into ``[1/4, 2)`` (:func:`_pow2_scale`), the system solved is ``(K/s + (shift/s) I) X' = R``
+and ``X = X'/s``.  This is the same problem (000 eqs. (1)-(2), (7): the LS-SVM with kernel ``s K'`` and ``C`` is the
+LS-SVM with ``K'`` and ``s C``, with the same ``b`` and ``alpha = alpha'/s``, since ``s (K' + I/(sC)) (alpha'/s) =
+(K' + I/(sC)) alpha'`` and ``1'(alpha'/s) = 0`` iff ``1'alpha' = 0``; the RLS (001 eq. (8)) with ``s K'`` and
+``gamma`` is the RLS with ``K'`` and ``gamma/s``, ``c = c'/s``, same objective (7)), and the division is exact
+(a power of 2; only entries below ``2^-1022`` times the largest, far below the rounding of any product with K,
+can lose bits), so a well-scaled K gives the same numbers as before, and a K of ``1e300`` or ``2^1020`` (whose
+row sums overflow: ``||K||_1`` was ``inf`` and the condition estimate with it) or ``1e-300`` neither over- nor
+underflows.  The certificate is computed in that scale (the LS-SVM's dual objective and gap are ``1/s`` times the
+scaled problem's, the RLS objective is the same).  What scaling cannot change: the problem depends on ``C max|K|``
+(``max|K| / (m gamma)`` for RLS) only, and where it is so large that the optimum's slacks ``alpha_i / C`` lie below
+the rounding of ``K alpha`` (``C max|K|`` about ``1e24`` and above for unit data: the hard-margin regime) no duality
+gap can be certified in float64; such a solve is labelled ``"suboptimal"`` with a message that names ``max|K|``
+and ``C`` and says to lower ``C`` or rescale ``K``.
+
 Accuracy of the Cholesky path.  After ``potrf`` the reciprocal condition number of the shifted
 matrix ``A = K + shift I`` is estimated by LAPACK ``pocon`` (Hager/Higham 1-norm estimator, O(N^2) from the
 factor and ``||A||_1``).  When ``eps cond_1(A) > 1e-12`` one or two steps of iterative refinement
@@ -67,6 +84,7 @@ from ._result import (
     UNIT_ROUNDOFF,
     IllConditionedWarning,
     SolverResult,
+    SuboptimalWarning,
     certified,
     relative_gap,
     warn_not_converged,
@@ -129,23 +147,66 @@ def _is_operator(K) -> bool:
 
 
 def _check_K_rows(K, name: str = "K"):
-    """``(K, row sums of |K|)``. Dense K: :func:`svmref._validation.check_gram` (finite, square, symmetric to
-    :data:`svmref._thresholds.SYM_RTOL`) on the one compiled scan of K,
-    :func:`svmref.solvers._qmatrix.scan_gram`, which also gives the row sums: the 1-norm of a symmetric K,
-    which the condition estimate of :func:`_shifted_solve` needs. LinearOperator K: square shape only, rows
-    ``None``."""
+    """``(K, row sums of |K|)`` of :func:`_check_K_scan`."""
+    return _check_K_scan(K, name)[:2]
+
+
+def _check_K_scan(K, name: str = "K"):
+    """``(K, row sums of |K|, max|K_ij|)``. Dense K: :func:`svmref._validation.check_gram` (finite, square,
+    symmetric to :data:`svmref._thresholds.SYM_RTOL`) on the one compiled scan of K,
+    :func:`svmref.solvers._qmatrix.scan_gram`, which also gives the row sums (the 1-norm of a symmetric K, which
+    the condition estimate of :func:`_shifted_solve` needs) and the largest entry (the scale, module docstring).
+    LinearOperator K: square shape only, rows and scale ``None``."""
     if _is_operator(K):
         if len(K.shape) != 2 or K.shape[0] != K.shape[1]:
             raise ValueError(f"{name} must be a square operator (N x N); got shape {K.shape}")
-        return K, None
+        return K, None, None
     scanned = {}
 
     def fast(A, rtol):
-        bad, asym, big, scanned["rows"] = scan_gram(A, 64)
-        return int(bad), asymmetric(asym, big, rtol)
+        bad, asym, scanned["big"], scanned["rows"] = scan_gram(A, 64)
+        return int(bad), asymmetric(asym, scanned["big"], rtol)
 
     K = check_gram(K, name, fast=fast)
-    return K, scanned["rows"]
+    return K, scanned["rows"], float(scanned["big"])
+
+
+def _pow2_scale(big: float, shift_exponent: int) -> tuple[float, float]:
+    """``(s, 1/s)``: the power of 2 with ``max(big, shift) / s`` in ``[1/4, 2)``, where ``big = max|K_ij|`` and the
+    diagonal shift is below ``2^shift_exponent`` and at least ``2^(shift_exponent - 2)`` (an exponent, so that
+    ``m gamma`` need not be formed where it overflows). The exponent is clipped to ``[-1022, 1023]`` so that both
+    ``s`` and ``1/s`` are finite normal numbers (module docstring, "Scale")."""
+    e = int(shift_exponent)
+    if big > 0.0:
+        e = max(e, int(np.frexp(big)[1]))
+    e = min(max(e - 1, -1022), 1023)
+    return float(np.ldexp(1.0, e)), float(np.ldexp(1.0, -e))
+
+
+def _operator_scale(K, R) -> float:
+    """``max|K R| / max|R|``: the scale of a LinearOperator K (whose entries are not at hand) from one product with
+    the right-hand sides, for :func:`_pow2_scale`; the largest float64 where the product is not finite. Only which
+    power of 2 is used depends on it, and any power of 2 is exact (module docstring, "Scale")."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        top = float(np.max(np.abs(K.matmat(R)))) / float(np.max(np.abs(R)))
+    return top if np.isfinite(top) else float(np.finfo(np.float64).max)
+
+
+def _scaled_rows(K, rows, big, shift_exponent, probe=None):
+    """``(s, 1/s, rows / s)`` for a dense K (:func:`_pow2_scale`); ``rows`` and ``big`` are computed by the scan when
+    not given, and the row sums of ``|K / s|`` recomputed where those of ``|K|`` overflowed. For a LinearOperator K,
+    ``(s, 1/s, None)`` with the scale of :func:`_operator_scale` on ``probe`` (``(1, 1, None)`` without one)."""
+    if _is_operator(K):
+        if probe is None:
+            return 1.0, 1.0, None
+        return (*_pow2_scale(_operator_scale(K, probe), shift_exponent), None)
+    if rows is None or big is None:
+        big, rows = scan_gram(K, 64)[2:]
+    s, inv = _pow2_scale(float(big), shift_exponent)
+    rows_s = rows * inv
+    if not np.all(np.isfinite(rows_s)):  # sum_j |K_ij| overflowed (K near the float64 limit); sum_j |K_ij / s| cannot
+        rows_s = scan_gram(K * inv, 64)[3]
+    return s, inv, rows_s
 
 
 def _check_K(K, name: str = "K"):
@@ -178,31 +239,41 @@ def _check_method(method, N, K) -> str:
 # direct path: Cholesky of the shifted matrix, with the LDL' / eigh fallback
 # --------------------------------------------------------------------------------------------------
 def _shifted_solve(K: np.ndarray, shift: float, R: np.ndarray, overwrite_K: bool, rows: np.ndarray | None = None):
-    """``(X, method, message, report)`` of :func:`_shifted_solve_applied` (its ``apply`` left out)."""
-    return _shifted_solve_applied(K, shift, R, overwrite_K, rows)[:4]
+    """``(X, method, message, report)`` of :func:`_shifted_solve_applied` (its ``apply`` left out), ``X`` in the units
+    of ``K``: solves ``(K + shift I) X = R`` in the scale of K (module docstring, "Scale")."""
+    s, inv, rows_s = _scaled_rows(K, rows, None, int(np.frexp(shift)[1]))
+    X, method, message, report, _ = _shifted_solve_applied(K, shift * inv, R, overwrite_K, rows_s, inv)
+    return X * inv, method, message, report
 
 
 def _shifted_solve_applied(K: np.ndarray, shift: float, R: np.ndarray, overwrite_K: bool,
-                           rows: np.ndarray | None = None):
-    """Solve ``(K + shift I) X = R`` for the columns of ``R`` with one factorisation.
+                           rows: np.ndarray | None = None, inv: float = 1.0):
+    """Solve ``(K inv + shift I) X = R`` for the columns of ``R`` with one factorisation (``inv``: ``1/s`` of
+    :func:`_pow2_scale`, a power of 2; ``shift`` and ``rows`` are already in that scale).
 
     Returns ``(X, method, message, report, apply)``; ``report`` (Cholesky path only, else empty) holds ``rcond``,
-    ``expected_rel_error`` and ``refinement_steps`` (module docstring); ``apply(V) = (K + shift I) V`` with the
-    original ``K`` (from the untouched triangle when ``overwrite_K``), for the certificate.  ``rows`` are the row sums of ``|K|``
-    from :func:`_check_K_rows` (computed here by the same scan when not given), for ``||K + shift I||_1``.
+    ``expected_rel_error`` and ``refinement_steps`` (module docstring); ``apply(V) = (K inv + shift I) V`` with the
+    original ``K`` (times ``inv``, exact: from the untouched triangle when ``overwrite_K`` or ``inv != 1``), for the
+    certificate.  ``rows`` are the row sums of ``|K inv|`` (:func:`_scaled_rows`; computed here by the same scan
+    when not given), for ``||K inv + shift I||_1``.
 
-    ``K`` (C-contiguous, symmetric) is copied once into ``W`` unless ``overwrite_K``.  ``W.T`` is a
+    ``K`` (C-contiguous, symmetric) is copied once into ``W`` (times ``inv``) unless ``overwrite_K``.  ``W.T`` is a
     Fortran-ordered view of the same memory and, ``K`` being symmetric, the same matrix, so LAPACK factorises
     it in place with no further copy; ``potrf(lower)`` on ``W.T`` writes the upper triangle of ``W`` and
-    leaves its strict lower triangle (= that of K) untouched, which is what the fallback rebuilds
-    ``K + shift I`` from.
+    leaves its strict lower triangle (= that of K inv) untouched, which is what the fallback rebuilds
+    ``K inv + shift I`` from.
     """
     N = K.shape[0]
     if rows is None:
-        rows = scan_gram(K, 64)[3]      # row sums of |K|, before K may be overwritten
-    kd = np.abs(np.diag(K))
-    anorm = float(np.max(rows - kd + np.abs(np.diag(K) + shift)))
-    W = K if overwrite_K else K.copy()
+        rows = scan_gram(K, 64)[3] * inv  # row sums of |K inv|, before K may be overwritten
+    if overwrite_K:
+        W = K
+        if inv != 1.0:
+            W *= inv
+    else:
+        W = K * inv if inv != 1.0 else K.copy()
+    kd = np.diag(W)
+    anorm = float(np.max(rows - np.abs(kd) + np.abs(kd + shift)))
     diag = W.reshape(-1)[:: N + 1]     # a view on the diagonal (W is C-contiguous)
     diag += shift                        # W = Ktilde (000 eq. (2): Ktilde_ij = K_ij + delta_ij / C)
     d_saved = np.array(diag)            # N numbers, to rebuild Ktilde if potrf fails
@@ -215,7 +286,7 @@ def _shifted_solve_applied(K: np.ndarray, shift: float, R: np.ndarray, overwrite
         rcond = float(rcond) if info3 == 0 else 0.0
         acc = _EPS / rcond if rcond > 0.0 else np.inf     # expected relative accuracy, eps cond_1
         steps = 0
-        apply = _applier(K if not overwrite_K else None, L, d_saved, shift)
+        apply = _applier(K if not overwrite_K and inv == 1.0 else None, L, d_saved, shift)
         if acc > _REFINE_ABOVE:
             X, steps = _refine(apply, L, R, X)
         return X, "cholesky", "", {"rcond": rcond, "expected_rel_error": acc, "refinement_steps": steps}, apply
@@ -225,7 +296,7 @@ def _shifted_solve_applied(K: np.ndarray, shift: float, R: np.ndarray, overwrite
     A = np.tril(W, -1)                  # strict lower triangle, untouched by potrf on W.T (see above)
     A += A.T
     A.reshape(-1)[:: N + 1] = d_saved
-    msg = (f"K + I*{shift:.3g} is numerically not positive definite (Cholesky failed at column {info}); "
+    msg = (f"K + I*{shift / inv:.3g} is numerically not positive definite (Cholesky failed at column {info}); "
            "used a symmetric-indefinite LDL' factorisation (LAPACK sytrf) instead")
     ldu, ipiv, info = lapack.dsytrf(A, lower=1)
     if info == 0:
@@ -238,7 +309,7 @@ def _shifted_solve_applied(K: np.ndarray, shift: float, R: np.ndarray, overwrite
     cut = N * _EPS * max(float(np.max(np.abs(w))), 1.0)
     keep = np.abs(w) > cut
     X = V[:, keep] @ ((V[:, keep].T @ R) / w[keep, None])
-    msg = (f"K + I*{shift:.3g} is singular to working precision ({int(np.sum(~keep))} eigenvalues with "
+    msg = (f"K + I*{shift / inv:.3g} is singular to working precision ({int(np.sum(~keep))} eigenvalues with "
            f"|w| <= {cut:.3g}); used the minimum-norm solution from its eigendecomposition")
     warnings.warn(msg, LinAlgWarning, stacklevel=4)
     return X, "eigh", msg, {}, (lambda V: A @ V)
@@ -355,17 +426,59 @@ def _matmat(K):
 # --------------------------------------------------------------------------------------------------
 # LS-SVM
 # --------------------------------------------------------------------------------------------------
-def _ls_svm_kkt(K, y, C, method, tol, max_iter, overwrite_K, solver_name, rows=None):
-    """Solve (2) for ``(beta, b)``: 004 eq. (2), by the Schur complement of ``Ktilde`` (module docstring).
+def _ls_cg(K, R, tol, max_iter, solver_name, inv, shift):
+    """CG on ``(K inv + shift I) S = R`` (the scaled Ktilde): ``(S, n_iter, converged, status, msg, gap, info,
+    apply)``; ``gap`` is the largest relative residual. Refuses (``FloatingPointError``) a run whose products or
+    iterates are not finite, which CG would otherwise count as converged."""
+    tol = check_tol(tol)
+    max_iter = 10 * R.shape[0] if max_iter is None else check_max_iter(max_iter)
+    mm = _matmat(K)
+    if inv != 1.0:
+        e = int(np.frexp(inv)[1]) - 1   # inv = 2^e; (K (V 2^(e//2))) 2^(e - e//2) = (K/s) V exactly, and neither
+        ia, ib = float(np.ldexp(1.0, e // 2)), float(np.ldexp(1.0, e - e // 2))  # factor over- nor underflows
 
-    ``rows``: the row sums of ``|K|`` from :func:`_check_K_rows`, if the caller has them."""
+        def apply(V):
+            return mm(V * ia) * ib + V * shift  # (K/s + I/(sC)) V; K/s itself is not formed (N^2 memory)
+    else:
+        def apply(V):
+            return mm(V) + V * shift        # Ktilde = K + I/C, matrix-free
+    with np.errstate(over="ignore", invalid="ignore"):
+        S, n_iter, converged, rel, ok = _cg_block(apply, R, tol, max_iter)
+    if not (np.all(np.isfinite(rel)) and np.all(np.isfinite(S))):
+        raise FloatingPointError(f"CG on the LS-SVM KKT system (2) did not stay finite: the products (K + I/C) p are "
+                                 f"not finite in float64 (K applied in the scale {1.0 / inv:.3g}); check that K's products "
+                                 "are finite, or rescale K (K / t with C t is the same problem, alpha times t)")
+    gap = float(np.max(rel))
+    if not ok:
+        status, converged = "numerical_issue", False
+        msg = "CG met p'(K + I/C)p <= 0: K + I/C is not positive definite; use method='cholesky' (LDL' fallback)"
+        warnings.warn(msg, LinAlgWarning, stacklevel=4)
+    elif not converged:
+        status = "max_iter_reached"
+        msg = f"CG stopped after {n_iter} iterations with relative residual {gap:.3g} > tol = {tol:g}"
+        warn_not_converged(solver_name + " (CG)", n_iter, gap, tol, stacklevel=5)
+    else:
+        status, msg = "optimal", f"CG converged in {n_iter} iterations"
+    return S, n_iter, converged, status, msg, gap, {"cg_relative_residual": rel}, apply
+
+
+def _ls_svm_kkt(K, y, C, method, tol, max_iter, overwrite_K, solver_name, rows=None, big=None):
+    """Solve (2) for ``(beta, b)``: 004 eq. (2), by the Schur complement of ``Ktilde`` (module docstring), in the
+    scale of K (module docstring, "Scale": the system of ``K/s`` and ``sC``, whose ``b`` is the same and whose
+    ``beta`` is ``s`` times this one).
+
+    ``rows``, ``big``: the row sums of ``|K|`` and ``max|K_ij|`` from :func:`_check_K_scan`, if the caller has them.
+    Returns ``(beta, b, n_iter, converged, status, msg, gap, used, info, apply, scaled)``: ``beta`` in the units of
+    K; ``apply(V) = (K/s + I/(sC)) V`` and ``scaled = (s, rows of |K/s|, 1/(sC))``, for the certificate."""
     N = K.shape[0]
     R = np.empty((N, 2), order="F")
     R[:, 0] = y                          # Ktilde nu  = y
     R[:, 1] = 1.0                        # Ktilde eta = 1
+    s, inv, rows_s = _scaled_rows(K, rows, big, int(np.frexp(1.0 / C)[1]), probe=R)
+    shift = inv / C                      # 1/(sC): exact (a power of 2), never above 2
     info = {}
     if method == "cholesky":
-        S, used, msg, report, apply = _shifted_solve_applied(K, 1.0 / C, R, overwrite_K, rows)
+        S, used, msg, report, apply = _shifted_solve_applied(K, shift, R, overwrite_K, rows_s, inv)
         n_iter, converged, status, gap = 1, True, ("optimal" if used == "cholesky" else "numerical_issue"), float("nan")
         if used == "cholesky":
             ok, msg, info = _accuracy_check(report, 1e-10 if tol is None else check_tol(tol),
@@ -373,35 +486,17 @@ def _ls_svm_kkt(K, y, C, method, tol, max_iter, overwrite_K, solver_name, rows=N
             if not ok:
                 status = "numerical_issue"
     else:
-        tol = check_tol(tol)
-        max_iter = 10 * N if max_iter is None else check_max_iter(max_iter)
-        mm = _matmat(K)
-        S, n_iter, converged, rel, ok = _cg_block(lambda V: mm(V) + V / C, R, tol, max_iter)
+        S, n_iter, converged, status, msg, gap, info, apply = _ls_cg(K, R, tol, max_iter, solver_name, inv, shift)
         used = "cg"
-        gap = float(np.max(rel))
-        if not ok:
-            status, converged = "numerical_issue", False
-            msg = "CG met p'(K + I/C)p <= 0: K + I/C is not positive definite; use method='cholesky' (LDL' fallback)"
-            warnings.warn(msg, LinAlgWarning, stacklevel=3)
-        elif not converged:
-            status = "max_iter_reached"
-            msg = f"CG stopped after {n_iter} iterations with relative residual {gap:.3g} > tol = {tol:g}"
-            warn_not_converged(solver_name + " (CG)", n_iter, gap, tol, stacklevel=4)
-        else:
-            status, msg = "optimal", f"CG converged in {n_iter} iterations"
-        info["cg_relative_residual"] = rel
     nu, eta = S[:, 0], S[:, 1]
     s_eta = float(np.sum(eta))
-    if not np.isfinite(s_eta) or abs(s_eta) <= N * _EPS * float(np.sum(np.abs(eta)) + 1.0):
+    if not np.isfinite(s_eta) or abs(s_eta) <= N * _EPS * float(np.sum(np.abs(eta))):  # relative: no absolute floor
         raise np.linalg.LinAlgError(
             "the LS-SVM KKT system (2) is singular: 1' Ktilde^-1 1 = 0, so b is not determined"
         )
-    b = float(np.sum(nu)) / s_eta        # b = 1'nu / 1'eta
-    beta = nu - b * eta                  # beta = nu - b eta
-    if method != "cholesky":
-        mm = _matmat(K)
-        apply = lambda V: mm(V) + V / C  # noqa: E731  (Ktilde = K + I/C, matrix-free)
-    return beta, b, n_iter, converged, status, msg, gap, used, info, apply
+    b = float(np.sum(nu)) / s_eta        # b = 1'nu / 1'eta (the same in every scale)
+    beta = (nu - b * eta) * inv          # beta = nu - b eta, back in the units of K
+    return beta, b, n_iter, converged, status, msg, gap, used, info, apply, (s, rows_s, shift)
 
 
 def _matvec_err(apply, c, rows, shift):
@@ -414,57 +509,82 @@ def _matvec_err(apply, c, rows, shift):
     return N * UNIT_ROUNDOFF * float(np.max(np.abs(apply(np.abs(c)[:, None])), initial=0.0))
 
 
-def _ls_certificate(apply, y, C, alpha, beta, b, task, rows):
+def _ls_certificate(apply, y, C, alpha, beta, b, task, rows, *, shift=None):
     """The certified duality gap of an LS-SVM solution (000 eqs. (1)-(2); 004 eq. (1)), from one product
     ``Ktilde beta``: the box-dual machinery of :func:`svmref.solvers._smo_common.duality_gap` with no bounds, shift
     ``1/C``, signs ``y`` and ``p = -1`` (classification) or signs 1 and ``p = -y`` (regression). The primal point is
     ``W = sum_i beta_i Phi_i``, the exact best ``b`` (the mean of ``y_i - W.Phi_i``) and ``xi`` from the equality
     constraints; ``P + D = (C/2) sum_i (xi_i - alpha_i / C)^2`` (the Fenchel-Young excesses), so
     ``0 <= D - D* <= gap``. Returns ``(objective, gap, floor, scale, gap_at_b, b_cert)``; ``objective`` is the dual
-    ``D`` evaluated at ``alpha`` (not the identity that holds at the exact solution only)."""
+    ``D`` evaluated at ``alpha`` (not the identity that holds at the exact solution only). ``shift``: ``1/C`` unless
+    given (the scaled system's ``1/(sC)``, which ``1/C'`` would round to 0 where ``sC`` overflows)."""
     N = y.shape[0]
+    shift = 1.0 / C if shift is None else shift
     s = y if task == "classification" else np.ones(N)
     p = -np.ones(N) if task == "classification" else -y
     Kc = apply(beta[:, None])[:, 0]
     F = Kc + s * p                      # F_t = s_t (Q alpha + p)_t, with s_t alpha_t = beta_t
     lo, up = np.full(N, -np.inf), np.full(N, np.inf)
-    gap, b_cert, _, a, fy = duality_gap(F, alpha, s, lo, up, 1.0 / C)
-    gap_at_b = float(np.sum(gap_terms(F, alpha, s, lo, up, 1.0 / C, b)[2])) - b * float(s @ alpha)
+    gap, b_cert, _, a, fy = duality_gap(F, alpha, s, lo, up, shift)
+    gap_at_b = float(np.sum(gap_terms(F, alpha, s, lo, up, shift, b)[2])) - b * float(s @ alpha)
     objective = 0.5 * float(alpha @ (s * F + p))
-    floor = gap_floor(F, alpha, p, a, b_cert, fy, 1.0 / C, _matvec_err(apply, beta, rows, 1.0 / C))
+    floor = gap_floor(F, alpha, p, a, b_cert, fy, shift, _matvec_err(apply, beta, rows, shift))
     return objective, gap, floor, max(0.0, -objective - floor), gap_at_b, b_cert
 
 
-def _label(status, msg, gap, floor, scale, gap_tol, name, rule):
+def _label(status, msg, gap, floor, scale, gap_tol, name, rule, regime):
     """``(status, message)``: an ``"optimal"`` solve whose certificate does not hold becomes ``"suboptimal"``, with a
-    :class:`~svmref.solvers._result.SuboptimalWarning` (stacklevel: the caller of the public solver)."""
+    :class:`~svmref.solvers._result.SuboptimalWarning` (stacklevel: the caller of the public solver). ``regime``
+    names the one number the problem's scale depends on (``C max|K|``; module docstring, "Scale") and the fix: the
+    message where the floor of the gap is not below ``|optimum|`` (no point can be certified at all)."""
     if status != "optimal":
         return status, msg
     rel, rel_floor = relative_gap(gap, floor, scale)
     if certified(gap, floor, scale, gap_tol):
         return status, (msg + "; " if msg else "") + f"certified relative duality gap {rel:.3g} <= gap_tol {gap_tol:g}"
+    if not np.isfinite(rel_floor):
+        text = (f"{name}: {rule}, but no duality gap can be certified here: the floating-point floor of the "
+                f"certificate is not below the size of the optimum it is relative to (status='suboptimal'). {regime}")
+        warnings.warn(text, SuboptimalWarning, stacklevel=4)
+        return "suboptimal", text
     advice = "The system is ill-conditioned for this C: a smaller C, or method='cholesky' with iterative refinement"
     return "suboptimal", warn_suboptimal(name, rule, rel, rel_floor, gap_tol, advice, stacklevel=5)
 
 
+def _regime(name, big, value):
+    """The sentence of :func:`_label` for an uncertifiable solve: the scale of K and the one number the problem
+    depends on (module docstring, "Scale")."""
+    big = f"max|K_ij| = {big:.3g}" if big is not None else "K is a LinearOperator (its largest entry not known here)"
+    if name == "rls":
+        return (f"The RLS with kernel s K and gamma is the RLS with K and gamma/s (c scaled by 1/s; 001 eq. (8)), so "
+                f"only max|K| / (m gamma) matters: here {big} and gamma = {value:g}. Where it is this large the "
+                "residuals y - K c lie below the rounding of K c; raise gamma or rescale K (divide it by a constant).")
+    return (f"The LS-SVM with kernel s K and C is the LS-SVM with K and s C (alpha scaled by 1/s; 000 eqs. (1)-(2), "
+            f"(7)), so only C max|K| matters: here {big} and C = {value:g}. Where it is this large the slacks "
+            "alpha_i / C lie below the rounding of K alpha; lower C or rescale K (divide it by a constant).")
+
+
 def _ls_svm_common(K, y, C, method, tol, max_iter, overwrite_K, task, gap_tol):
     t0 = time.perf_counter()
-    K, rows = _check_K_rows(K)
+    K, rows, big = _check_K_scan(K)
     N = K.shape[0]
     y = check_labels(y, N) if task == "classification" else check_targets(y, N)
     C = _check_C(C)
     gap_tol = check_positive(gap_tol, "gap_tol")
     method = _check_method(method, N, K)
     name = "ls_svm" if task == "classification" else "ls_svm_regression"
-    beta, b, n_iter, conv, status, msg, gap, used, info, apply = _ls_svm_kkt(K, y, C, method, tol, max_iter,
-                                                                             overwrite_K, name, rows)
+    beta, b, n_iter, conv, status, msg, gap, used, info, apply, (s, rows_s, shift) = _ls_svm_kkt(
+        K, y, C, method, tol, max_iter, overwrite_K, name, rows, big)
     alpha = y * beta if task == "classification" else beta   # alpha_i = y_i beta_i (module docstring)
-    objective, dgap, floor, scale, gap_at_b, b_cert = _ls_certificate(apply, y, C, alpha, beta, b, task, rows)
-    status, msg = _label(status, msg or f"solved the KKT system (2) by {used}", dgap, floor, scale, gap_tol, name,
-                         f"the KKT system (2) was solved by {used}")
-    rel, rel_floor = relative_gap(dgap, floor, scale)
-    info = dict(info, duality_gap_abs=dgap, gap_floor_abs=floor, gap_scale=scale, b_certified=b_cert,
-                duality_gap_at_b=relative_gap(gap_at_b, floor, scale)[0])
+    # the certificate of the returned beta, in the scale of K/s (module docstring, "Scale"): D = D_s / s
+    cert = _ls_certificate(apply, y, C, y * (beta * s) if task == "classification" else beta * s, beta * s, b, task,
+                           rows_s, shift=shift)
+    objective, dgap, floor, scale, gap_at_b = (v / s for v in cert[:5])
+    status, msg = _label(status, msg or f"solved the KKT system (2) by {used}", cert[1], cert[2], cert[3], gap_tol,
+                         name, f"the KKT system (2) was solved by {used}", _regime(name, big, C))
+    rel, rel_floor = relative_gap(cert[1], cert[2], cert[3])
+    info = dict(info, duality_gap_abs=dgap, gap_floor_abs=floor, gap_scale=scale, b_certified=cert[5],
+                duality_gap_at_b=relative_gap(cert[4], cert[2], cert[3])[0], kernel_scale=s)
     return LinearResult(
         alpha=alpha, b=b, objective=objective, n_iter=n_iter, converged=conv, status=status, message=msg,
         time=time.perf_counter() - t0, kkt_gap=gap, info=info, task=task, coef=beta, method=used,
@@ -543,17 +663,18 @@ def _rls_certificate(apply, y, gamma, c, rows):
     ``(P, gap, floor, scale)``; ``scale = P - gap - floor <= p*``."""
     m = y.shape[0]
     shift = m * gamma
-    Kc = apply(c[:, None])[:, 0] - shift * c
-    xi = y - Kc
-    d = c - xi / shift
-    Kd = apply(d[:, None])[:, 0] - shift * d
-    P = float(xi @ xi) / m + gamma * float(c @ Kc)
-    gap = gamma * float(d @ Kd)
-    e_c, e_d = _matvec_err(apply, c, rows, shift), _matvec_err(apply, d, rows, shift)
-    floor = ((m + 4) * UNIT_ROUNDOFF * (float(xi @ xi) / m + gamma * float(np.abs(c) @ np.abs(Kc))
-                                         + gamma * float(np.abs(d) @ np.abs(Kd)))
-             + e_c * (2.0 * float(np.sum(np.abs(xi))) / m + gamma * float(np.sum(np.abs(c)))
-                      + 2.0 * float(np.sum(np.abs(Kd))) / m) + gamma * e_d * float(np.sum(np.abs(d))))
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow (K c or K d) is an infinite gap: not certified
+        Kc = apply(c[:, None])[:, 0] - shift * c
+        xi = y - Kc
+        d = c - xi / shift
+        Kd = apply(d[:, None])[:, 0] - shift * d
+        P = float(xi @ xi) / m + gamma * float(c @ Kc)
+        gap = gamma * float(d @ Kd)
+        e_c, e_d = _matvec_err(apply, c, rows, shift), _matvec_err(apply, d, rows, shift)
+        floor = ((m + 4) * UNIT_ROUNDOFF * (float(xi @ xi) / m + gamma * float(np.abs(c) @ np.abs(Kc))
+                                             + gamma * float(np.abs(d) @ np.abs(Kd)))
+                 + e_c * (2.0 * float(np.sum(np.abs(xi))) / m + gamma * float(np.sum(np.abs(c)))
+                          + 2.0 * float(np.sum(np.abs(Kd))) / m) + gamma * e_d * float(np.sum(np.abs(d))))
     return P, gap, floor, max(0.0, P - gap - floor)
 
 
@@ -577,7 +698,7 @@ def rls(K, y, gamma, *, tol: float = 1e-10, overwrite_K: bool = False, gap_tol: 
     duality against the RLS dual, relative to a certified lower bound on the optimum) with its floor within it.
     """
     t0 = time.perf_counter()
-    K, rows = _check_K_rows(K)
+    K, rows, big = _check_K_scan(K)
     if _is_operator(K):
         raise ValueError("rls needs K as a dense array")
     m = K.shape[0]
@@ -586,19 +707,22 @@ def rls(K, y, gamma, *, tol: float = 1e-10, overwrite_K: bool = False, gap_tol: 
     tol = check_tol(tol)
     gap_tol = check_positive(gap_tol, "gap_tol")
     R = np.asfortranarray(y[:, None])
-    S, used, msg, report, apply = _shifted_solve_applied(K, m * gamma, R, overwrite_K, rows)
+    # in the scale of K (module docstring, "Scale"): K/s and gamma/s, c = c_s / s, the same objective (7)
+    s, inv, rows_s = _scaled_rows(K, rows, big, int(np.frexp(gamma)[1] + np.frexp(float(m))[1]))
+    gamma_s = gamma * inv
+    S, used, msg, report, apply = _shifted_solve_applied(K, m * gamma_s, R, overwrite_K, rows_s, inv)
     status = "optimal" if used == "cholesky" else "numerical_issue"
     info = {}
     if used == "cholesky":
         ok, msg, info = _accuracy_check(report, tol, f"m gamma I + K (gamma = {gamma:g})", "use a larger gamma")
         if not ok:
             status = "numerical_issue"
-    c = S[:, 0]
-    objective, dgap, floor, scale = _rls_certificate(apply, y, gamma, c, rows)
+    c = S[:, 0] * inv
+    objective, dgap, floor, scale = _rls_certificate(apply, y, gamma_s, c * s, rows_s)  # of the returned c
     status, msg = _label(status, msg or f"solved (m gamma I + K) c = y (001 eq. (8)) by {used}", dgap, floor, scale,
-                         gap_tol, "rls", f"(m gamma I + K) c = y was solved by {used}")
+                         gap_tol, "rls", f"(m gamma I + K) c = y was solved by {used}", _regime("rls", big, gamma))
     rel, rel_floor = relative_gap(dgap, floor, scale)
-    info = dict(info, duality_gap_abs=dgap, gap_floor_abs=floor, gap_scale=scale)
+    info = dict(info, duality_gap_abs=dgap, gap_floor_abs=floor, gap_scale=scale, kernel_scale=s)
     return RLSResult(
         alpha=None, b=None, objective=objective, n_iter=1, converged=True, status=status, message=msg,
         time=time.perf_counter() - t0, c=c, method=used, info=info, duality_gap=rel, gap_floor=rel_floor,

@@ -5,6 +5,11 @@ with an honest label.
 1. ``sigma`` whose square under- or overflows (``1e-200``): refused naming ``sigma`` and the accepted range, on every
    path that builds an RBF or Gaussian kernel (dense, cross, ``kernel_matrix``, ``RawKernel``, the estimators on raw
    X, the Bayesian estimator).
+2. The linear solvers on a kernel of scale ``1e300``: no spurious "KKT system (2) is singular" (an absolute threshold
+   on ``1'Ktilde^-1 1``); the system is solved in the scale of K (``solvers/linear.py``, "Scale"), so that
+   ``(s K, C / s)`` gives ``alpha / s`` of ``(K, C)`` at any power of 2 ``s``, and where ``C max|K|`` is so large that
+   no gap can be certified the result says so (``"suboptimal"``, never ``"optimal"``) naming ``max|K|``, ``C`` and the
+   fix.
 
 Instances: 30 points of 3 Gaussian features (seed 0), RBF kernel of width 1: ``K`` is positive definite (its least
 eigenvalue is about 1e-3 of its largest), so alpha, b and c are unique and are compared directly.
@@ -12,13 +17,26 @@ eigenvalue is about 1e-3 of its largest), so alpha, b and c are unique and are c
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pytest
+from scipy.linalg import LinAlgWarning
+from scipy.sparse.linalg import LinearOperator, aslinearoperator
 
+import svmref.formulations as F
 from svmref import kernels
 from svmref.solvers import estimators
 from svmref.solvers._qmatrix import RawKernel
+from svmref.solvers._result import SuboptimalWarning
+from svmref.solvers.linear import GAP_TOL, ls_svm, ls_svm_regression, rls
+
+# ---- tolerances (one table) ----------------------------------------------------------------------
+TOL = {
+    "pow2": 1e-12,   # (2^k K, C 2^-k) against (K, C): the same floating-point problem up to the rounding of the solve
+    "decimal": 1e-9,  # (1e300 K, C) against (K, 1e300 C) or the reference: two solves of a system with cond ~1e3
+    "cg": 1e-9,      # CG to a relative residual of 1e-13 against Cholesky (cond ~1e3)
+}
 
 
 def data(n=30, seed=0):
@@ -26,6 +44,11 @@ def data(n=30, seed=0):
     X = rng.normal(size=(n, 3))
     y = np.where(X[:, 0] + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0)
     return X, y, np.sin(X[:, 0]) + 0.1 * rng.normal(size=n)
+
+
+def rel(a, b):
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
 
 
 # ---- 1. sigma out of range -------------------------------------------------------------------------
@@ -67,3 +90,101 @@ def test_sigma_at_the_ends_of_the_range_gives_the_kernel():
     lo, hi = kernels.sigma_range(1.0)
     assert np.array_equal(kernels.rbf_kernel(X0, sigma=lo), np.eye(len(X0)))
     assert np.all(kernels.rbf_kernel(X0, sigma=hi) == 1.0)
+
+
+# ---- 2. the linear solvers on a kernel of extreme scale ---------------------------------------------
+K0 = kernels.rbf_kernel(X0)
+SOLVERS = {
+    "ls_svm": lambda K, C: ls_svm(K, Y0, C),
+    "ls_svm_regression": lambda K, C: ls_svm_regression(K, T0, C),
+    "ls_svm_regression cg": lambda K, C: ls_svm_regression(K, T0, C, method="cg", tol=1e-13),
+    "rls": lambda K, C: rls(K, T0, 1.0 / C),   # gamma = 1/C: RLS with s K and gamma is RLS with K and gamma / s
+}
+
+
+def coef(r):
+    return r.c if r.alpha is None else r.alpha
+
+
+@pytest.mark.parametrize("k", [1000, 1023, -1000])
+@pytest.mark.parametrize("name", sorted(SOLVERS))
+def test_scaled_kernel_with_scaled_C_is_the_same_problem(name, k):
+    """(2^k K, C 2^-k) is (K, C) (000 eqs. (1)-(2), (7): the LS-SVM with s K and C is the LS-SVM with K and s C,
+    alpha / s; 001 eq. (8) for RLS with gamma = 1/C): the same alpha times 2^-k, the same b, the same objective times
+    2^-k (RLS: the same), certified optimal. Was: "KKT system (2) is singular" at k = 1000 and 1023 (an absolute
+    threshold on 1'Ktilde^-1 1), and at k = 1023 overflowing row sums of |K| (condition estimate inf) and K V."""
+    s = 2.0 ** k
+    base = SOLVERS[name](K0, 1.0)
+    r = SOLVERS[name](K0 * s, 1.0 / s)
+    assert base.status == "optimal" and r.status == "optimal", r.message
+    assert r.duality_gap <= GAP_TOL
+    assert rel(coef(r) * s, coef(base)) <= TOL["pow2"]
+    if r.b is not None:
+        assert abs(r.b - base.b) <= TOL["pow2"] * np.max(np.abs(T0))
+    ratio = 1.0 if name == "rls" else s
+    assert abs(r.objective * ratio - base.objective) <= TOL["pow2"] * abs(base.objective)
+
+
+@pytest.mark.parametrize("k", [1000, -1000, 1023])
+def test_operator_kernel_at_extreme_scale(k):
+    """A LinearOperator K, whose entries are not at hand, is solved in the scale of one product with the right-hand
+    sides. Was: at 2^1000 "KKT system (2) is singular" (1'Ktilde^-1 1 about 2^-1000 under an absolute threshold); at
+    2^-1000 "CG met p'(K + I/C)p <= 0: K + I/C is not positive definite" (p'Ap underflowed to 0); at 2^1023
+    "singular" too (the products overflowed). CG agrees with the dense solve of (K, C) (times 2^-k)."""
+    s = 2.0 ** k
+    base = ls_svm(K0, Y0, 1.0)
+    r = ls_svm(aslinearoperator(K0 * s), Y0, 1.0 / s, method="cg", tol=1e-13)
+    assert r.status == "optimal", r.message
+    assert rel(r.alpha * s, base.alpha) <= TOL["cg"] and abs(r.b - base.b) <= TOL["cg"]
+
+
+@pytest.mark.parametrize("name", sorted(SOLVERS))
+def test_huge_kernel_at_C_1_is_solved_and_labelled_honestly(name):
+    """K * 1e300 at C = 1: the system is regular and is solved (was: "the LS-SVM KKT system (2) is
+    singular"; RLS: a gap of inf with no word on why). It is the problem of K at C = 1e300, the hard-margin regime:
+    its optimum is about 1e-300 while the slacks' rounding is about 1e-16, so no duality gap can be certified. The
+    result is never labelled optimal; the warning names max|K|, C and the fix. Its alpha is that of K at 1e300 C,
+    divided by 1e300, and (LS-SVM) that of the certified reference (a different certificate: the solve's error)."""
+    with pytest.warns(SuboptimalWarning) as caught, warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # an overflow in the certificate is an infinite gap, not a warning
+        r = SOLVERS[name](K0 * 1e300, 1.0)
+    msg = " ".join(str(w.message) for w in caught)
+    assert r.status == "suboptimal" and not np.isfinite(r.gap_floor)
+    assert "no duality gap can be certified" in msg and "max|K_ij| = 1e+300" in msg, msg
+    assert ("raise gamma or rescale K" if name == "rls" else "lower C or rescale K") in msg
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SuboptimalWarning)
+        same = SOLVERS[name](K0, 1e300)
+    assert rel(coef(r) * 1e300, coef(same)) <= TOL["decimal"]
+    if name.startswith("ls_svm"):
+        f = F.get("ls_svm" if name == "ls_svm" else "ls_svm_regression")
+        sol = F.solve(f.dual(K0 * 1e300, Y0 if name == "ls_svm" else T0, C=1.0))
+        assert sol.certified and rel(coef(r), sol.values["alpha"]) <= TOL["decimal"]
+
+
+def test_C_times_scale_is_what_matters_for_certification():
+    """The label depends on C max|K| only: at C max|K| = 1e300 no certificate (as for K at C = 1e300, which was
+    already refused), at 1 the certificate holds whatever the scale of K."""
+    with pytest.warns(SuboptimalWarning, match="no duality gap can be certified"):
+        assert ls_svm(K0, Y0, 1e300).status == "suboptimal"
+    assert ls_svm(K0 * 1e300, Y0, 1e-300).status == "optimal"
+
+
+@pytest.mark.parametrize("s", [1.0, 1e300])
+def test_a_truly_singular_system_is_still_refused(s):
+    """The singularity test is relative now (it was ``|1'eta| <= N eps (sum|eta| + 1)``, absolute through the ``+ 1``),
+    and still refuses, at any scale, a system that is singular: K = s diag(0, -2) and C = 1/s give Ktilde =
+    s diag(1, -1), so Ktilde^-1 1 = (1, -1) / s and 1'Ktilde^-1 1 = 0 exactly (b is not determined)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinAlgWarning)  # the LDL' fallback of an indefinite Ktilde says so
+        with pytest.raises(np.linalg.LinAlgError, match=r"KKT system \(2\) is singular: 1' Ktilde\^-1 1 = 0"):
+            ls_svm(np.diag([0.0, -2.0]) * s, np.array([1.0, -1.0]), 1.0 / s)
+
+
+def test_cg_on_an_operator_with_non_finite_products_is_refused():
+    """CG on an operator whose products are not finite (here NaN from the first product on) stopped at once with NaN
+    residuals counted as converged, and the zero solution was refused as "singular". Now a FloatingPointError that says
+    the products are not finite and what to check."""
+    broken = LinearOperator((30, 30), matvec=lambda v: np.full(30, np.nan), dtype=float)
+    with pytest.raises(FloatingPointError, match=r"CG on the LS-SVM KKT system \(2\) did not stay finite.*K's products"):
+        ls_svm(broken, Y0, 1.0, method="cg")
