@@ -509,6 +509,59 @@ def svr_polish(K, y, C, eps, beta, tol):
     return best
 
 
+def svr_scaled_candidates(K, y, C, eps, *, solver: str = "CLARABEL", options: dict | None = None):
+    """Candidates from re-solves of the epsilon-SVR dual in better scaling, as :func:`box_scaled_candidates` does for
+    the box duals: ``alpha^+- = sigma a'^+-``, ``kappa = max|K|`` (or 1 when K = 0), so that the problem solved is
+    the dual divided by ``sigma``::
+
+        min (sigma kappa / 2) d'(K/kappa) d + eps 1'(a'^+ + a'^-) - y'd,   d = a'^+ - a'^-,
+        s.t. 1'd = 0,   0 <= a'^+-  <= C / sigma,
+
+    (substitute ``alpha^+- = sigma a'^+-`` in the dual of :class:`~svmref.formulations.svr.SVR`: the quadratic term
+    gains ``sigma^2``, the linear terms ``sigma``). ``sigma = 1/kappa``: the quadratic and linear terms of the
+    same size (without the upper bound when ``C kappa`` is huge, where it is far away); ``sigma = C``: the box
+    ``[0, 1]``. Yields ``beta = alpha^+ - alpha^-`` (in the original units) for each re-solve that ends optimal;
+    the caller certifies it on the original K."""
+    import cvxpy as cp
+
+    n = len(y)
+    kappa = float(np.max(np.abs(K))) or 1.0
+    Ks = K / kappa
+    for sigma, drop_upper in [(1.0 / kappa, C * kappa > 1e6), (min(C, 1.0 / kappa), False), (C, False)]:
+        ap, am = cp.Variable(n), cp.Variable(n)
+        d = ap - am
+        objective = 0.5 * (sigma * kappa) * cp.quad_form(d, cp.psd_wrap(Ks)) + eps * cp.sum(ap + am) - y @ d
+        cons = [cp.sum(d) == 0, ap >= 0, am >= 0]
+        if not drop_upper:
+            cons += [ap <= C / sigma, am <= C / sigma]
+        prob = cp.Problem(cp.Minimize(objective), cons)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                prob.solve(solver=solver, **(options or {}))
+        except (cp.error.SolverError, ValueError):
+            continue
+        if ap.value is None or am.value is None or prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+            continue
+        yield sigma * (np.asarray(ap.value, dtype=float) - np.asarray(am.value, dtype=float))
+
+
+def svr_scaled_resolve(K, y, C, eps, tol):
+    """The first candidate of :func:`svr_scaled_candidates` that certifies on the original K
+    (:func:`svr_certificate`, polished by :func:`svr_polish` when needed), else the one with the smallest gap:
+    ``(Certified, beta, b)``, or None when every re-solve failed."""
+    best = None
+    for beta in svr_scaled_candidates(K, y, C, eps):
+        found = svr_certificate(K, y, C, eps, beta, tol)
+        if not found[0].certified:
+            found = svr_polish(K, y, C, eps, beta, tol)
+        if best is None or found[0].certified or found[0].residuals["rel_gap"] < best[0].residuals["rel_gap"]:
+            best = found
+        if found[0].certified:
+            break
+    return best
+
+
 # ------------------------------------------------------------------------------------------------
 # Support features machine (003): p(a, b) on X and W(lam) on X
 # ------------------------------------------------------------------------------------------------

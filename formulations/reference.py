@@ -209,7 +209,10 @@ def _form(info: ProblemInfo) -> str:
 
 
 def _scale_note(info: ProblemInfo) -> str:
-    """``C x N max|K|``: the size of C K alpha; far from 1 the problem is badly scaled for any solver."""
+    """``C x N max|K|``: the size of C K alpha; far from 1 the problem is badly scaled for any solver. For ``C`` the
+    note names the kernel's scale and the fix: the kernel enters only as ``C K`` (the problem with ``s K`` and ``C``
+    is the one with ``K`` and ``s C``, its dual variables times ``1/s``: 000 eqs. (1)-(5), 003 eq. (3), the
+    epsilon-SVR alike), so rescaling K (or C) is what brings the product nearer 1."""
     h, scale = info.hyper, info.scale
     name = next((k for k in ("C", "gamma") if k in h), None)
     if scale is None or name is None:
@@ -217,6 +220,11 @@ def _scale_note(info: ProblemInfo) -> str:
     prod = float(h[name]) * float(scale)
     if 1e-8 <= prod <= 1e8:
         return ""
+    if name == "C":
+        return (f"; note C x N x max|K| = {prod:.3g} (the kernel's scale N x max|K| = {float(scale):.3g}, C = "
+                f"{float(h[name]):g}): the problem is badly scaled, which is the likely cause; K enters only as C K "
+                "(kernel s K with C is kernel K with s C), so rescale K (divide it by a constant, e.g. by max|K|, or "
+                "rescale the data) or change C to bring C x N x max|K| nearer 1")
     return (f"; note {name} x N x max|K| = {prod:.3g}: the problem is badly scaled (e.g. the data's scale or "
             f"{name} is extreme), which is the likely cause")
 

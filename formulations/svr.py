@@ -43,17 +43,38 @@ class SVRCertifier:
         except (KeyError, IndexError, TypeError, ValueError):
             return None
 
+    def _certified_beta(self, C, eps, beta, tol):
+        """``(Certified, beta, b)`` of the form's beta, polished (one dense solve) unless already at round-off; if
+        its gap is still above ``tol`` (not certified, or certified only because the floating-point floor is above the
+        gap), or the form held no beta (the solver failed), the dual re-solved in better scaling
+        (:func:`._certify.svr_scaled_resolve`), as the box duals are, and the better of the two kept
+        (:func:`._certify.better`). ``None`` when nothing was found."""
+        found = None
+        if beta is not None:
+            found = cert.svr_certificate(self.K, self.y, C, eps, beta, tol)
+            c = found[0]
+            if not c.certified or c.residuals["rel_gap"] > 0.1 * tol or c.residuals["kkt"] > cert.POINT_KKT:
+                polished = cert.svr_polish(self.K, self.y, C, eps, beta, tol)
+                if cert.better(polished[0], c):
+                    found = polished
+                    found[0].polished = True
+        if found is None or not found[0].certified or found[0].residuals["rel_gap"] > tol:
+            again = cert.svr_scaled_resolve(self.K, self.y, C, eps, tol)
+            if again is not None and (found is None or cert.better(again[0], found[0])):
+                found = again
+                found[0].polished = True
+        return found
+
     def certify(self, hyper: dict, values, duals, tol: float) -> Certified | None:
-        """The certificate of the form's solution; ``None`` when it holds no beta."""
+        """The certificate of the form's solution; ``None`` when it holds no beta and a re-solve in better
+        scaling found none either."""
         beta = None if values is None else self._beta(values, duals)
-        if beta is None or beta.shape != self.y.shape or not np.all(np.isfinite(beta)):
+        if beta is not None and (beta.shape != self.y.shape or not np.all(np.isfinite(beta))):
+            beta = None
+        found = self._certified_beta(hyper["C"], hyper["epsilon"], beta, tol)
+        if found is None:
             return None
-        c, bt, b = cert.svr_certificate(self.K, self.y, hyper["C"], hyper["epsilon"], beta, tol)
-        if not c.certified or c.residuals["rel_gap"] > 0.1 * tol or c.residuals["kkt"] > cert.POINT_KKT:
-            c2, bt2, b2 = cert.svr_polish(self.K, self.y, hyper["C"], hyper["epsilon"], beta, tol)  # one dense solve
-            if cert.better(c2, c):
-                c, bt, b = c2, bt2, b2
-                c.polished = True
+        c, bt, b = found
         p, d = c.residuals["objective_primal"], c.residuals["objective_dual"]
         c.method, c.alpha = "duality gap on K (epsilon-SVR dual)", bt
         c.bounds = (-p, d) if self.form == "dual" else (-d, p)  # weak duality, p* = -d*

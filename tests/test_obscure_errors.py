@@ -10,6 +10,9 @@ with an honest label.
    ``(s K, C / s)`` gives ``alpha / s`` of ``(K, C)`` at any power of 2 ``s``, and where ``C max|K|`` is so large that
    no gap can be certified the result says so (``"suboptimal"``, never ``"optimal"``) naming ``max|K|``, ``C`` and the
    fix.
+3. The epsilon-SVR reference on ``s K`` with ``C / s`` (the same problem) is solved by a re-solve in better scaling as
+   the box duals are; where it is refused or only resolvable to a floor, the note names the kernel's scale and says
+   to rescale K.
 
 Instances: 30 points of 3 Gaussian features (seed 0), RBF kernel of width 1: ``K`` is positive definite (its least
 eigenvalue is about 1e-3 of its largest), so alpha, b and c are unique and are compared directly.
@@ -26,6 +29,7 @@ from scipy.sparse.linalg import LinearOperator, aslinearoperator
 
 import svmref.formulations as F
 from svmref import kernels
+from svmref.formulations._certify import ReferenceAccuracyWarning
 from svmref.solvers import estimators
 from svmref.solvers._qmatrix import RawKernel
 from svmref.solvers._result import SuboptimalWarning
@@ -36,6 +40,7 @@ TOL = {
     "pow2": 1e-12,   # (2^k K, C 2^-k) against (K, C): the same floating-point problem up to the rounding of the solve
     "decimal": 1e-9,  # (1e300 K, C) against (K, 1e300 C) or the reference: two solves of a system with cond ~1e3
     "cg": 1e-9,      # CG to a relative residual of 1e-13 against Cholesky (cond ~1e3)
+    "ref": 1e-7,     # two certified references (tol 1e-8 each) of the same problem in two scalings
 }
 
 
@@ -188,3 +193,56 @@ def test_cg_on_an_operator_with_non_finite_products_is_refused():
     broken = LinearOperator((30, 30), matvec=lambda v: np.full(30, np.nan), dtype=float)
     with pytest.raises(FloatingPointError, match=r"CG on the LS-SVM KKT system \(2\) did not stay finite.*K's products"):
         ls_svm(broken, Y0, 1.0, method="cg")
+
+
+# ---- 3. the epsilon-SVR reference on a kernel of extreme scale --------------------------------------
+@pytest.mark.parametrize("form", ["dual", "primal"])
+@pytest.mark.parametrize("s", [1e20, 1e300])
+def test_svr_reference_on_scaled_kernel_with_scaled_C(form, s):
+    """(s K, C / s) is (K, C) for the epsilon-SVR (the dual with alpha = alpha' / s): its reference is certified and
+    its objective is that of (K, C) divided by s (dual) or times 1/s (primal: p* = -d*). Was: refused ("does not
+    certify ... rel_gap 0.125", or "CLARABEL failed ... a re-solve in better scaling failed too", though no re-solve
+    was tried for the SVR)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # CLARABEL's own "inaccurate" notes on the badly scaled model
+        base = F.solve(F.get("svr").dual(K0, T0, C=1.0, epsilon=0.1))
+        sol = F.solve(getattr(F.get("svr"), form)(K0 * s, T0, C=1.0 / s, epsilon=0.1))
+    assert sol.certified and sol.residuals["rel_gap"] <= 1e-8 and sol.residuals["rel_floor"] <= 1e-8
+    sign = 1.0 if form == "dual" else -1.0
+    assert abs(sign * sol.objective * s - base.objective) <= TOL["ref"] * abs(base.objective)
+
+
+@pytest.mark.parametrize("s", [1e20, 1e300])
+def test_svr_reference_on_huge_kernel_gives_the_scaling_note_and_the_right_answer(s):
+    """K * s at C = 1. At 1e300 it was "CLARABEL failed" with a note that did not say what to rescale; at 1e20 the
+    polished CLARABEL point was labelled optimal with an objective 30% off (its relative gap, 1.1, below the floor of
+    the certificate, 1.6e7). Now the dual is re-solved in better scaling, as the box duals are, whenever its gap is above
+    tol, and the better point kept; the warning of the box duals says the gap can only be resolved to a floor far
+    above tol, and its note names the kernel's scale N max|K| and says to rescale K. The answer is right: it is the
+    problem of K at C = s, and the box of that problem is inactive: the optimum of K at C = 1e4 has |beta| far below
+    1e4 (checked), so it is the optimum without the box, which is also the optimum at any larger C; the objectives
+    agree (times s). (C = 1e4, not larger: there the reference is certified to 1e-9 itself.)"""
+    n = len(T0)
+    with pytest.warns(ReferenceAccuracyWarning) as caught:
+        sol = F.solve(F.get("svr").dual(K0 * s, T0, C=1.0, epsilon=0.1))
+    msg = " ".join(str(w.message) for w in caught if issubclass(w.category, ReferenceAccuracyWarning))
+    assert f"the kernel's scale N x max|K| = {n * s:.3g}" in msg and "rescale K" in msg, msg
+    far = F.solve(F.get("svr").dual(K0, T0, C=1e4, epsilon=0.1))
+    beta = far.values["alpha_plus"] - far.values["alpha_minus"]
+    assert far.residuals["rel_gap"] <= 1e-8 and far.residuals["rel_floor"] <= 1e-8
+    assert np.max(np.abs(beta)) < 1e-3 * 1e4
+    assert abs(sol.objective * s - far.objective) <= TOL["ref"] * abs(far.objective)
+
+
+def test_svr_reference_refusal_names_the_kernel_scale_and_the_fix():
+    """A refused SVR reference (a rank-2 linear kernel of X * 1e6, C = 1: C x N x max|K| ~ 1e13) says what to rescale."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(8, 2))
+    t = X[:, 0] + 0.1 * rng.normal(size=8)
+    K = kernels.linear_kernel(X * 1e6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(F.ReferenceSolveError) as exc:
+            F.solve(F.get("svr").dual(K, t, C=1.0, epsilon=0.1))
+    scale = 8 * float(np.max(np.abs(K)))
+    assert f"the kernel's scale N x max|K| = {scale:.3g}" in str(exc.value) and "rescale K" in str(exc.value)
