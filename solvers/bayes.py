@@ -48,7 +48,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from svmref._thresholds import CENTRED_PSD_RTOL
 from svmref._validation import NotConvexError, check_gram, check_positive, check_targets, check_X
-from svmref.kernels import linear_kernel, rbf_kernel
+from svmref.kernels import linear_kernel, rbf_gamma, rbf_kernel
 from svmref.solvers._hyperparameters import POSITIVE, HyperparameterError, HyperparameterMixin, Rule, options
 from svmref.solvers._result import kernel_expansion
 
@@ -509,6 +509,32 @@ def median_distance(X) -> float:
     return float(np.median(d)) if d.size else 1.0
 
 
+def _check_spread(X) -> None:
+    """Refuse (``ValueError`` naming X) data whose rows are all the same point, before any work: every pairwise
+    distance is then 0, so the kernel matrix is ``k(x, x) 11'`` for every ``sigma`` (and for the linear kernel), its
+    centred part ``M K M`` is 0 and the evidence (002 levels 2 and 3) does not depend on ``sigma`` or ``gamma``: it
+    has no maximum to choose, and a search would only find rounding noise (or no finite value at all). A constant
+    feature among others changes no distance and is fine."""
+    if X.shape[0] >= 2 and np.all(X == X[0]):
+        raise ValueError(
+            f"X has zero spread: all {X.shape[0]} rows are the same point, so every pairwise distance is 0 and the kernel "
+            "matrix is the same constant for every sigma (and for the linear kernel); its centred part is 0, so the "
+            "evidence does not depend on sigma or gamma and cannot choose them (002 levels 2-3). X needs at least two "
+            "distinct rows: check how it was built (e.g. a feature selection or a scaling that left no variation)")
+
+
+def _check_sigma_range(srng, given) -> None:
+    """Refuse (``ValueError`` naming sigma_range, or X for the default range) a range with an end that
+    :func:`svmref.kernels.rbf_gamma` refuses, before the search meets it."""
+    for end in srng:
+        try:
+            rbf_gamma(end)
+        except ValueError as exc:
+            what = (f"sigma_range = {given!r}" if given is not None else
+                    f"the default sigma_range {SIGMA_RANGE_FACTORS} x the median pairwise distance of X, {srng!r},")
+            raise ValueError(f"{what} has an end outside the widths the RBF kernel accepts: {exc}") from None
+
+
 def _ys_matrix(y) -> np.ndarray:
     try:
         Y = np.asarray(y, dtype=float)
@@ -578,17 +604,24 @@ def level3(X, y, *, sigma_range=None, gamma_range=GAMMA_RANGE) -> Level3Result:
     log grid (4 per decade) and refined by bounded Brent (to 1e-4 in log sigma). A maximum at an end of
     ``sigma_range`` issues a :class:`BoundaryWarning` and sets ``at_boundary``; level-2 boundary hits at the
     chosen ``sigma`` warn too.
+
+    Refused up front (``ValueError``): ``X`` whose rows are all the same point (no distance to choose a width for;
+    :func:`_check_spread`) and a ``sigma_range`` with an end outside the widths the kernel accepts
+    (:func:`svmref.kernels.rbf_gamma`).
     """
     X = check_X(X, "X")
+    _check_spread(X)
     Ys = _ys_matrix(y)
     if Ys.ndim != 2 or Ys.shape[0] != X.shape[0]:
         raise ValueError(f"y must have one row per pattern of X ({X.shape[0]}); got shape {np.shape(y)}")
     for j in range(Ys.shape[1]):
         _targets(Ys[:, j], X.shape[0])
+    given = sigma_range
     if sigma_range is None:
         s = median_distance(X)
         sigma_range = (SIGMA_RANGE_FACTORS[0] * s, SIGMA_RANGE_FACTORS[1] * s)
     srng = _check_range(sigma_range, "sigma_range")
+    _check_sigma_range(srng, given)
     grng = _check_range(gamma_range, "gamma_range")
     res = _level3(X, Ys, srng, grng)
     if res.at_boundary:
@@ -607,6 +640,7 @@ def evidence_surface(X, y, gammas, sigmas):
     over :data:`GAMMA_RANGE`; ``nan`` where that level 2 is on the boundary, see :func:`level3`);
     ``l2_best[i]`` the level-2 results behind ``L3``."""
     X = check_X(X, "X")
+    _check_spread(X)
     y = _targets(y, X.shape[0])
     gammas = np.asarray(gammas, dtype=float)
     sigmas = np.asarray(sigmas, dtype=float)
@@ -809,6 +843,7 @@ class BayesianLSSVC(HyperparameterMixin, ClassifierMixin, BaseEstimator):
         self._check_hyperparameters()
         grng = _check_range(self.gamma_range, "gamma_range")
         X, y = validate_data(self, X, y)
+        _check_spread(X)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
         n_classes = self.classes_.shape[0]

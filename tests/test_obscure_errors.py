@@ -4,7 +4,7 @@ with an honest label.
 
 1. ``sigma`` whose square under- or overflows (``1e-200``): refused naming ``sigma`` and the accepted range, on every
    path that builds an RBF or Gaussian kernel (dense, cross, ``kernel_matrix``, ``RawKernel``, the estimators on raw
-   X, the Bayesian estimator).
+   X, the Bayesian level 3 and its ``sigma_range``).
 2. The linear solvers on a kernel of scale ``1e300``: no spurious "KKT system (2) is singular" (an absolute threshold
    on ``1'Ktilde^-1 1``); the system is solved in the scale of K (``solvers/linear.py``, "Scale"), so that
    ``(s K, C / s)`` gives ``alpha / s`` of ``(K, C)`` at any power of 2 ``s``, and where ``C max|K|`` is so large that
@@ -13,6 +13,8 @@ with an honest label.
 3. The epsilon-SVR reference on ``s K`` with ``C / s`` (the same problem) is solved by a re-solve in better scaling as
    the box duals are; where it is refused or only resolvable to a floor, the note names the kernel's scale and says
    to rescale K.
+4. Bayesian level 3 (and the estimator) on X whose rows are all one point: refused up front naming X (every
+   distance is 0, so the evidence cannot choose a width); a constant feature among others changes nothing.
 
 Instances: 30 points of 3 Gaussian features (seed 0), RBF kernel of width 1: ``K`` is positive definite (its least
 eigenvalue is about 1e-3 of its largest), so alpha, b and c are unique and are compared directly.
@@ -30,7 +32,7 @@ from scipy.sparse.linalg import LinearOperator, aslinearoperator
 import svmref.formulations as F
 from svmref import kernels
 from svmref.formulations._certify import ReferenceAccuracyWarning
-from svmref.solvers import estimators
+from svmref.solvers import bayes, estimators
 from svmref.solvers._qmatrix import RawKernel
 from svmref.solvers._result import SuboptimalWarning
 from svmref.solvers.linear import GAP_TOL, ls_svm, ls_svm_regression, rls
@@ -95,6 +97,16 @@ def test_sigma_at_the_ends_of_the_range_gives_the_kernel():
     lo, hi = kernels.sigma_range(1.0)
     assert np.array_equal(kernels.rbf_kernel(X0, sigma=lo), np.eye(len(X0)))
     assert np.all(kernels.rbf_kernel(X0, sigma=hi) == 1.0)
+
+
+@pytest.mark.parametrize("given", [(1e-200, 1.0), None])
+def test_level3_sigma_range_outside_the_kernel_is_refused_naming_it(given):
+    """A sigma_range end the kernel refuses is refused up front naming sigma_range (or, for the default range, which
+    follows the median distance of X, naming X's scale); before, the search met it and named sigma."""
+    X = X0 if given is not None else X0 * 1e-160
+    with pytest.raises(ValueError, match=r"sigma_range .*has an end outside the widths the RBF kernel accepts") as exc:
+        bayes.level3(X, Y0, sigma_range=given)
+    assert ("median pairwise distance of X" in str(exc.value)) == (given is None)
 
 
 # ---- 2. the linear solvers on a kernel of extreme scale ---------------------------------------------
@@ -246,3 +258,43 @@ def test_svr_reference_refusal_names_the_kernel_scale_and_the_fix():
             F.solve(F.get("svr").dual(K, t, C=1.0, epsilon=0.1))
     scale = 8 * float(np.max(np.abs(K)))
     assert f"the kernel's scale N x max|K| = {scale:.3g}" in str(exc.value) and "rescale K" in str(exc.value)
+
+
+# ---- 4. Bayesian level 3 on X with no spread ---------------------------------------------------------
+XC = np.full((30, 3), 2.5)
+ZERO_SPREAD = {
+    "level3": lambda: bayes.level3(XC, Y0),
+    "evidence_surface": lambda: bayes.evidence_surface(XC, Y0, [1.0], [1.0]),
+    "BayesianLSSVC": lambda: estimators.BayesianLSSVC().fit(XC, Y0),
+    "BayesianLSSVC fixed sigma": lambda: estimators.BayesianLSSVC(sigma=1.0).fit(XC, Y0),
+    "BayesianLSSVC linear": lambda: estimators.BayesianLSSVC(kernel="linear").fit(XC, Y0),
+}
+
+
+@pytest.mark.parametrize("path", sorted(ZERO_SPREAD))
+def test_zero_spread_X_is_refused_up_front_naming_X(path, monkeypatch):
+    """Every row of X the same point: was "the evidence is not finite anywhere on the search grid" after
+    a full grid of eigendecompositions (level 3), or a level-2 gamma chosen from rounding noise and labelled optimal
+    (fixed sigma, linear kernel). Now refused before any kernel is built (the kernel and the eigendecomposition are
+    replaced by functions that fail the test if called)."""
+    def forbidden(*args, **kwargs):
+        raise AssertionError("work was done before the zero-spread check")
+
+    for fn in ("rbf_kernel", "linear_kernel", "centred_eigen", "median_distance"):
+        monkeypatch.setattr(bayes, fn, forbidden)
+    with pytest.raises(ValueError, match=r"X has zero spread: all 30 rows are the same point") as exc:
+        ZERO_SPREAD[path]()
+    assert "every pairwise distance is 0" in str(exc.value) and "at least two distinct rows" in str(exc.value)
+
+
+def test_a_constant_feature_among_others_changes_nothing():
+    """A constant feature changes no distance: level 3 on X with one is level 3 on X without it (the same sigma and
+    evidence, to rounding), and the estimator fits."""
+    X = X0[:, :2]
+    Xc = np.column_stack([X, np.full(len(X), 7.0)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bayes.BoundaryWarning)
+        a, b = bayes.level3(X, Y0), bayes.level3(Xc, Y0)
+        clf = estimators.BayesianLSSVC().fit(Xc, Y0)
+    assert abs(a.sigma - b.sigma) <= 1e-9 * a.sigma and abs(a.log_evidence - b.log_evidence) <= 1e-9 * abs(a.log_evidence)
+    assert clf.sigma_ == b.sigma
