@@ -538,6 +538,34 @@ def _warn_floor(info: ProblemInfo, c: Certified | None, tol: float) -> None:
             f"{c.residuals['rel_gap']:.1e}" + _scale_note(info), ReferenceAccuracyWarning, stacklevel=_CALLER)
 
 
+#: A certificate whose floating-point floor (``rel_floor``: the rounding of evaluating the objectives, relative) is
+#: above this cannot tell the optimum from a point this far off: the reference is refused (or, with
+#: ``accept_inaccurate``, returned as ``optimal_inaccurate`` and not certified), as a direct solve whose estimated
+#: error is above it is. Seen: l1_svm on K * 1e300 had a floor of 1.6e286 and was labelled optimal.
+FLOOR_REFUSE = 1e-2
+
+
+def _label_floor(call: _Call, out: Outcome) -> None:
+    """The label of an outcome certified by a duality gap whose floor is above ``tol``: ``optimal_inaccurate (floor
+    ...)`` (the objective is within ``rel_floor`` of the optimum, not within ``tol``), refused above
+    :data:`FLOOR_REFUSE`. The direct solves carry their own estimate of the error (refinement in extended
+    precision: ``est_rel_error``), labelled by :func:`direct_lapack`."""
+    c = out.cert
+    if c is None or not c.certified or "est_rel_error" in c.residuals:  # a direct solve: its own accuracy estimate
+        return
+    floor = c.residuals.get("rel_floor", 0.0)
+    if not floor > call.tol:
+        return
+    if floor > FLOOR_REFUSE:
+        msg = (f"reference of {_name(call.info)} ({_form(call.info)}, {call.info.hyper}) refused: the floating-point "
+               f"floor of evaluating its objectives is {floor:.1e} relative, so the certificate cannot tell the "
+               "optimum from a point that far off" + _scale_note(call.info))
+        if not call.accept_inaccurate:
+            raise ReferenceSolveError(msg)
+        c.failed["rel_floor"] = (floor, FLOOR_REFUSE)
+    out.status = f"optimal_inaccurate (floor {floor:.1e} > tol {call.tol:g})"
+
+
 def _check_call(problem, tol, method) -> tuple[float, ProblemInfo]:
     from svmref._validation import check_positive
 
@@ -614,6 +642,7 @@ def solve(
     hold_to_model(call, out)
     c = out.cert
     _warn_floor(info, c, tol)
+    _label_floor(call, out)
     certificate = {} if c is None else {"method": c.method, "tol": tol, "residuals": dict(c.residuals),
                                         "failed": {k: list(v) for k, v in c.failed.items()}}
     check = second_solver(call, out, cross_check)

@@ -233,10 +233,20 @@ def test_svr_reference_on_huge_kernel_gives_the_scaling_note_and_the_right_answe
     above tol, and its note names the kernel's scale N max|K| and says to rescale K. The answer is right: it is the
     problem of K at C = s, and the box of that problem is inactive: the optimum of K at C = 1e4 has |beta| far below
     1e4 (checked), so it is the optimum without the box, which is also the optimum at any larger C; the objectives
-    agree (times s). (C = 1e4, not larger: there the reference is certified to 1e-9 itself.)"""
+    agree (times s). (C = 1e4, not larger: there the reference is certified to 1e-9 itself.)
+
+    The certificate cannot show that it is right: its floor is far above 1e-2 relative, so by default the reference
+    is refused (naming the kernel's scale and the fix), and with accept_inaccurate it is returned as
+    optimal_inaccurate and not certified, never labelled optimal."""
     n = len(T0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(F.ReferenceSolveError) as exc:
+            F.solve(F.get("svr").dual(K0 * s, T0, C=1.0, epsilon=0.1))
+    assert "floating-point floor" in str(exc.value) and "rescale K" in str(exc.value), str(exc.value)
     with pytest.warns(ReferenceAccuracyWarning) as caught:
-        sol = F.solve(F.get("svr").dual(K0 * s, T0, C=1.0, epsilon=0.1))
+        sol = F.solve(F.get("svr").dual(K0 * s, T0, C=1.0, epsilon=0.1), accept_inaccurate=True)
+    assert sol.status.startswith("optimal_inaccurate (floor") and not sol.certified
     msg = " ".join(str(w.message) for w in caught if issubclass(w.category, ReferenceAccuracyWarning))
     assert f"the kernel's scale N x max|K| = {n * s:.3g}" in msg and "rescale K" in msg, msg
     far = F.solve(F.get("svr").dual(K0, T0, C=1e4, epsilon=0.1))

@@ -389,3 +389,23 @@ def test_zz_print_table(capsys):
         for row in TABLE:
             print(" | ".join(row))
     assert TABLE
+
+
+@pytest.mark.parametrize("name", ["l1_svm", "l2_svm", "least_1norm_svm"])
+def test_a_certificate_only_its_floor_bounds_is_never_labelled_optimal(name):
+    """K * 1e300 at C = 1: the floor of evaluating the box dual's objectives was 1.6e286 relative, the gap below it,
+    and the reference said "optimal" for whatever point it had. A floor above 1e-2 cannot tell the optimum from a
+    point that far off: refused by default, naming the floor and the scale; with accept_inaccurate, returned as
+    optimal_inaccurate and not certified. The same kernel unscaled is certified optimal."""
+    X, y = data(20, d=2, seed=4)
+    K = rbf_kernel(X, sigma=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(F.ReferenceSolveError, match="floating-point floor of evaluating its objectives"):
+            F.solve(F.get(name).dual(K * 1e300, y, C=1.0))
+        sol = F.solve(F.get(name).dual(K * 1e300, y, C=1.0), accept_inaccurate=True)
+    assert sol.status.startswith("optimal_inaccurate (floor") and not sol.certified
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ok = F.solve(F.get(name).dual(K, y, C=1.0))
+    assert ok.status.startswith("optimal") and "inaccurate" not in ok.status and ok.certified
