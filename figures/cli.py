@@ -3,11 +3,12 @@
 Usage::
 
     svmref figure --list
-    svmref figure NAME [--out PATH] [--seed S] [--format FMT] [--dpi DPI] [--print] [--fast]
+    svmref figure NAME [--out PATH] [--seed S] [--format FMT] [--dpi DPI] [--print] [--fast] [--json FILE]
 
 ``--print`` writes the numbers that are drawn (angles, error rates, counts) to standard output;
-``--fast`` uses the figure's smaller parameter set (what the tests run). The image is rendered
-with matplotlib's Agg backend (headless).
+``--fast`` uses the figure's smaller parameter set (what the tests run); ``--json FILE`` also writes the
+numbers as JSON (figures whose module has ``to_json(result) -> dict``; refused for the others). The image is
+rendered with matplotlib's Agg backend (headless).
 
 ``--out``: a file whose suffix names the format (any format matplotlib writes: png, pdf, svg, eps,
 jpg, tif, webp, ...; an unknown suffix is refused); an existing directory (or a path ending in
@@ -21,6 +22,7 @@ with the cvxpy reference), 2 on a usage error (one line naming the option).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -61,6 +63,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--print", dest="print_numbers", action="store_true",
                    help="print the numbers that are drawn")
     p.add_argument("--fast", action="store_true", help="smaller parameter set (quick check)")
+    p.add_argument("--json", default=None, metavar="FILE",
+                   help="also write the numbers as JSON to FILE (figures that have them, e.g. outlier-robustness)")
     p.add_argument("--dpi", default=150, metavar="DPI", help="resolution of raster output, dots per inch (default 150)")
     return p
 
@@ -99,9 +103,28 @@ def _checked(args):
     dpi = check_number(args.dpi, "--dpi", low=0.0, high=10000.0)
     out, fmt = resolve_out(args.name, args.out, args.format)
     check_writable(out, "--out")
+    if args.json is not None:
+        if not hasattr(get(args.name), "to_json"):
+            raise UsageError(f"--json: figure {args.name!r} has no numbers to write as JSON")
+        check_writable(args.json, "--json")
     if args.seed is not None and not 0 <= args.seed < 2**32:
         raise UsageError(f"--seed must be an integer from 0 to 2**32 - 1 (numpy's seed range); got {args.seed}")
     return dpi, out, fmt
+
+
+def _write_json(module, result, name: str) -> int:
+    """Write ``module.to_json(result)`` to the ``--json`` file: 0, or 2 with one line if it cannot be written."""
+    from svmref.cli import make_parent
+
+    path = Path(name).expanduser()
+    try:
+        make_parent(path)
+        path.write_text(json.dumps(module.to_json(result), indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    except OSError as exc:  # writable when checked; say what happened since
+        print(f"svmref figure: error: --json: cannot write {name!r} ({exc.strerror or exc})", file=sys.stderr)
+        return 2
+    print(f"wrote {path}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -152,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"svmref figure {args.name}: error: writing {fmt}: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     print(f"wrote {out}")
-    return 0
+    return 0 if args.json is None else _write_json(module, result, args.json)
 
 
 if __name__ == "__main__":  # pragma: no cover
