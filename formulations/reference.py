@@ -554,8 +554,8 @@ def _label_floor(call: _Call, out: Outcome) -> None:
     if c is None or not c.certified or "est_rel_error" in c.residuals:  # a direct solve: its own accuracy estimate
         return
     floor = c.residuals.get("rel_floor", 0.0)
-    if not floor > call.tol:
-        return
+    if not floor > call.tol or (np.isinf(floor) and c.residuals.get("gap") == 0.0):
+        return  # within tol; or an optimum of exactly 0 reached exactly (a wide tube: beta = 0), not relative
     if floor > FLOOR_REFUSE:
         msg = (f"reference of {_name(call.info)} ({_form(call.info)}, {call.info.hyper}) refused: the floating-point "
                f"floor of evaluating its objectives is {floor:.1e} relative, so the certificate cannot tell the "
