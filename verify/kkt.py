@@ -925,8 +925,12 @@ def _features_dual(X, y, C, mu, lam, a, b, eps, vals: dict, where: dict, notes: 
     w_unit = (float(np.max(np.abs(w))) + mu) / (2.0 * (1.0 - mu)) if w.size else 0.0
     if a_given:
         a = np.asarray(a, dtype=float)
-        # relative to the size of a(lam), floored at the rounding of eq. (8)
-        da = np.abs(a - a_lam) / max(float(np.max(np.abs(a_lam))), rounding(N, w_unit), float(np.finfo(float).tiny))
+        # relative to the size of a(lam), floored at the rounding of eq. (8); a difference within the rounding of
+        # computing a_k(lam) itself ((N + 2) u sum_j |lam_j x_jk| / (2(1 - mu)): w = X'(y lam) can cancel terms far
+        # larger than itself) cannot be told from 0 (a solver may put a feature on the threshold at a_k = 0)
+        a_round = (N + 2) * ROUNDOFF * (np.abs(X).T @ np.abs(lam)) / (2.0 * (1.0 - mu))
+        da = np.maximum(np.abs(a - a_lam) - a_round, 0.0) / max(float(np.max(np.abs(a_lam))), rounding(N, w_unit),
+                                                                 float(np.finfo(float).tiny))
         i = int(np.argmax(da))
         if da[i] > vals["stationarity"]:
             vals["stationarity"] = float(da[i])
