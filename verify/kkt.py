@@ -773,7 +773,8 @@ def sparse_ls_svm_residuals(K: np.ndarray, y: np.ndarray, C: float, alpha: np.nd
     * ``dL/dalpha_i = 0``: ``lam_i alpha_i = (K beta)_i``; multiplied by ``alpha_i^2`` so that
       ``alpha_i = 0`` (``lam_i = inf``) is allowed: ``alpha_i = alpha_i^2 (K beta)_i``, which is exactly
       the update ``alpha <- diag(lam)^-1 K beta`` of Algorithm 1 holding still;
-      ``stationarity = max_i |alpha_i - alpha_i^2 (K beta)_i| / max_i |alpha_i|``;
+      ``stationarity = max_i (|alpha_i - alpha_i^2 (K beta)_i| - r_i)_+ / max_i |alpha_i|``, with ``r_i`` the
+      rounding of computing that step from ``(alpha, b)`` (of ``xi``, amplified by ``C`` and ``K``);
     * objective of (3) at the implied weights: ``P = 1/2 sum_SV lam_i alpha_i^2 + C/2 ||xi||^2
       = #SV/2 + C/2 ||xi||^2``; its dual (``svmref.formulations.sparse_ls_svm``)
       ``D(beta) = 1/2 beta'(K diag(alpha^2) K + I/C) beta - y'beta`` (``diag(lam)^-1 = diag(alpha^2)``);
@@ -804,7 +805,13 @@ def sparse_ls_svm_residuals(K: np.ndarray, y: np.ndarray, C: float, alpha: np.nd
     where["equality"] = f"sum_i beta_i = C sum_i xi_i = {C * eq:.3g}, not 0 (004 §3, dL/db = 0)"
     a2 = alpha**2
     Kb = K @ beta
-    st = np.abs(alpha - a2 * Kb)
+    # the rounding of one step alpha_i^2 (K beta)_i computed from (alpha, b): beta = C xi carries the rounding of
+    # xi = y - K alpha - b, (N + 2) eps (|y| + |K||alpha| + |b|) times C, and K beta adds its own; a difference
+    # within it cannot be told from a fixed point (K near 11' and a large C amplify it: 1e-5 relative, seen)
+    absK = np.abs(K)
+    beta_err = C * (N + 2) * ROUNDOFF * (np.abs(y) + absK @ np.abs(alpha) + abs(b))
+    step_round = a2 * (absK @ beta_err + (N + 2) * ROUNDOFF * (absK @ np.abs(beta)))
+    st = np.maximum(np.abs(alpha - a2 * Kb) - step_round, 0.0)
     amax = float(np.max(np.abs(alpha))) if N else 0.0
     i = int(np.argmax(st))
     vals["stationarity"] = float(st[i]) / amax if amax > 0 else 0.0
