@@ -137,16 +137,92 @@ def selectivity_fast():
 
 
 def test_svm_end_of_the_path_keeps_every_feature(selectivity_fast):
-    """003 eq. (8) at mu = 0: a_i = w_i / 2, zero only if w_i = 0 exactly, so all 50 are selected."""
-    assert selectivity_fast.mus[0] == 0.0
-    assert selectivity_fast.n_selected[0] == 50
+    """003 eq. (8) at mu = 0: a_i = w_i / 2, zero only if w_i = 0 exactly, so all 50 are selected (every seed)."""
+    for run in selectivity_fast.runs:
+        assert run.mus[0] == 0.0
+        assert run.n_selected[0] == 50
 
 
 def test_selectivity_drops_features_towards_one(selectivity_fast):
-    """003 §3.4 (Fig. 5): as mu -> 1 the machine drops (almost) all features."""
-    assert selectivity_fast.n_selected[-1] < selectivity_fast.n_selected[0]
-    assert selectivity_fast.n_selected[-1] <= 5
-    assert np.all(selectivity_fast.n_true_selected <= np.minimum(selectivity_fast.n_selected, 5))
+    """As mu -> 1 the machine drops (almost) all features (on the hypercubes: the analogue of 003 Fig. 5)."""
+    for run in selectivity_fast.runs:
+        assert run.n_selected[-1] < run.n_selected[0]
+        assert run.n_selected[-1] <= 5
+        assert np.all(run.n_true_selected <= np.minimum(run.n_selected, 5))
+
+
+def _fake_run(S, seed, test_error):
+    """A SeedRun with a given test-error curve (the rest constant): for testing the selection rule."""
+    e = np.asarray(test_error, dtype=float)
+    return S.SeedRun(seed, 0.1, {}, np.linspace(0, 0.9, e.size), e, np.full(e.size, 0.1), np.full(e.size, 50, int),
+                     np.full(e.size, 5, int), 100)
+
+
+@pytest.mark.parametrize("reductions, expected_seed", [
+    ([0.5, 0.1, 0.9, 0.3, 0.7], 10),       # seeds 10..14; sorted: 0.1 (11), 0.3 (13), 0.5 (10), 0.7, 0.9
+    ([0.9, 0.8, 0.1, 0.2], 13),            # even: the lower median, 0.2 (seed 13)
+    ([0.4, 0.4, 0.9], 11),                 # a tie at the median rank: the smaller seed first (10, 11, 12)
+])
+def test_drawn_seed_is_the_median_by_test_error_reduction(reductions, expected_seed):
+    from svmref.figures import support_features_selectivity as S
+
+    runs = tuple(_fake_run(S, 10 + i, [1.0, 1.0 - r, 1.0]) for i, r in enumerate(reductions))
+    assert [round(r.test_reduction, 12) for r in runs] == reductions
+    assert runs[S.median_seed(runs)].seed == expected_seed
+
+
+def test_selectivity_summary_equals_the_per_seed_curves(selectivity_fast):
+    """Every number of the caption, report and JSON is recomputed here from the per-seed curves."""
+    import json
+
+    from svmref.figures import support_features_selectivity as S
+
+    r = selectivity_fast
+    assert [x.seed for x in r.runs] == list(range(S.DEFAULT_SEED, S.DEFAULT_SEED + S.N_SEEDS_FAST))
+    mine = {"test_reduction": [], "test_min_selected": [], "loo_min_selected": [], "loo_reduction": []}
+    for run in r.runs:
+        kt = int(np.flatnonzero(run.test_error == run.test_error.min())[0])
+        kl = int(np.flatnonzero(run.loo_error == run.loo_error.min())[0])
+        mine["test_reduction"].append(1 - run.test_error[kt] / run.test_error[0])
+        mine["loo_reduction"].append(1 - run.loo_error[kl] / run.loo_error[0] if run.loo_error[0] > 0 else 0.0)
+        mine["test_min_selected"].append(int(run.n_selected[kt]))
+        mine["loo_min_selected"].append(int(run.n_selected[kl]))
+    js = json.loads(json.dumps(S.to_json(r), allow_nan=False))
+    for key, values in mine.items():
+        assert np.allclose([s[key] for s in js["per_seed"]], values, rtol=0, atol=1e-15)
+        assert js["medians"][key] == pytest.approx(float(np.median(values)), abs=1e-15)
+    # the drawn seed: median test-error reduction (odd number of seeds: exactly the median)
+    assert r.test_reduction == pytest.approx(np.median(mine["test_reduction"]), abs=0)
+    assert js["drawn"]["seed"] == r.seed == r.runs[int(np.argsort(mine["test_reduction"], kind="stable")[2])].seed
+    assert js["thesis"]["test_reduction"] == 0.17 and js["thesis"]["test_min_selected"] == 4
+    assert js["thesis"]["loo_min_selected"] == 13
+    text = r.report()
+    red = sorted(mine["test_reduction"])
+    assert (f"test-error reduction at the test minimum over 5 seeds: median {np.median(red):.0%}, "
+            f"range {red[0]:.0%}-{red[-1]:.0%}; 003: 17%") in text
+    n_loo = mine["loo_min_selected"]
+    assert (f"#features at the LOO minimum over 5 seeds: median {np.median(n_loo):g}, range {min(n_loo)}-{max(n_loo)}; "
+            "003: 13") in text
+    fig = S.plot(r)
+    titles = [ax.get_title() for ax in fig.get_axes()]
+    assert f"test: median {np.median(red):.0%}, range {red[0]:.0%}-{red[-1]:.0%}; 003: 17%" in titles[4]
+    assert f"seed {r.seed}, the median test-error reduction ({np.median(red):.0%})" in fig._suptitle.get_text()
+
+
+def test_selectivity_attributes_fig5_to_lung_cancer(selectivity_fast):
+    """003's Fig. 5 is the Lung Cancer data: the hypercube panel is labelled an analogue, never Fig. 5 itself."""
+    import re
+
+    from svmref.figures import support_features_selectivity as S
+
+    what = figures.FIGURES["support-features-selectivity"][1]
+    for text in (what, selectivity_fast.report().splitlines()[0], S.__doc__.splitlines()[0]):
+        assert "analogue of Fig. 5" in text or "Fig. 5's analogue" in text, text
+        assert not re.search(r"Figs?\. 2, 3,? (and )?5", text), text
+    titles = [ax.get_title() for ax in S.plot(selectivity_fast).get_axes()]
+    assert "Fig. 2" in titles[0] and "Fig. 3" in titles[1]
+    assert "analogue of 003 Fig. 5" in titles[2] and "Fig. 5 is Lung Cancer" in titles[2]
+    assert "Lung Cancer" in figures.FIGURES["support-features-lung-cancer"][1]
 
 
 # ---- isls-sparse-models (004 Fig. 1) -------------------------------------------------------------
@@ -179,17 +255,32 @@ def test_rls_vs_svm_reproducible():
 # ---- the paper reproductions at full size (slow: python -m pytest -m slow) -----------------------
 @pytest.mark.slow
 def test_selectivity_lowers_the_test_error_below_the_svm():
-    """003 §3.2 (Fig. 2): the test-error minimum over mu lies below the SVM's (mu = 0) and is
-    reached at 0 < mu < 1 with fewer features than n."""
+    """003 §3.2 (Fig. 2), on every one of the 21 seeds: the test-error minimum over mu lies below the SVM's
+    (mu = 0) and is reached at 0 < mu < 1 with fewer features than n. Also the spread quoted in
+    docs/figures.md (its measured medians and ranges, recomputed here from the per-seed curves)."""
     for module, attr in SOLVERS_OF["support-features-selectivity"]:
         _need(module, attr)
     from svmref.figures import support_features_selectivity as S
 
     res = S.compute()
-    k = int(np.argmin(res.test_error))
-    assert 0 < k < len(res.mus) - 1
-    assert res.test_error[k] < res.test_error[0]
-    assert res.n_selected[k] < 50
+    assert len(res.runs) == S.N_SEEDS == 21
+    for run in res.runs:
+        k = int(np.argmin(run.test_error))
+        assert 0 < k < len(run.mus) - 1
+        assert run.test_error[k] < run.test_error[0]
+        assert run.n_selected[k] < 50
+    red = [1 - r.test_error.min() / r.test_error[0] for r in res.runs]
+    n_test = [int(r.n_selected[np.argmin(r.test_error)]) for r in res.runs]
+    n_loo = [int(r.n_selected[np.argmin(r.loo_error)]) for r in res.runs]
+    # docs/figures.md: median 46 % (21-82 %), 10 (7-24) and 15 (5-50) features; drawn seed 17
+    assert (round(100 * np.median(red)), round(100 * min(red)), round(100 * max(red))) == (46, 21, 82)
+    assert (np.median(n_test), min(n_test), max(n_test)) == (10, 7, 24)
+    assert (np.median(n_loo), min(n_loo), max(n_loo)) == (15, 5, 50)
+    assert res.seed == 17 and [r.C for r in res.runs].count(0.1) == 15
+    # features left at artanh(mu) = 3: 1-3 where C = 0.1, 10-20 where C = 1 or 10 (the 1-norm SVM limit)
+    last = {c: [int(r.n_selected[-1]) for r in res.runs if r.C == c] for c in (0.1, 1.0, 10.0)}
+    assert (min(last[0.1]), max(last[0.1])) == (1, 3) and len(last[1.0]) + len(last[10.0]) == 6
+    assert (min(last[1.0] + last[10.0]), max(last[1.0] + last[10.0])) == (10, 20)
 
 
 @pytest.mark.slow
