@@ -23,8 +23,9 @@ Everything is computed from **one** eigendecomposition per kernel matrix: of the
   ``mu`` is ``mu = (N-1)/S(gamma)``, leaving a 1-D search over ``log gamma``;
 * level 3 (:func:`level3`): ``log p(D | sigma) = log p(D | mu_MP, zeta_MP) + log 2pi + 1/2 log(2/gamma_eff')
   + 1/2 log(2/(N - 1 - gamma_eff'))`` (Van Gestel's Gaussian approximation of the hyperparameter posterior,
-  ``gamma_eff' = sum_i gamma lam_i / (1 + gamma lam_i)``), maximised over ``sigma`` (grid, then Brent) among
-  the ``sigma`` whose level 2 has an interior maximum;
+  ``gamma_eff' = sum_i gamma lam_i / (1 + gamma lam_i)``), maximised over ``sigma`` (a grid of one point per
+  decade, then parabolic steps, each ``sigma`` one eigenvalue decomposition without eigenvectors,
+  :func:`_spectrum`) among the ``sigma`` whose level 2 has an interior maximum;
 * moderated output (:func:`moderated_log_odds`): class probabilities that integrate the latent output over
   the posterior of ``w`` (Van Gestel et al. 2002, LS-SVMlab ``bay_modoutClass``).
 
@@ -40,6 +41,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.linalg import eigh_tridiagonal, lapack
 from scipy.optimize import brentq, minimize_scalar
 from scipy.special import log_expit
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -72,11 +74,15 @@ __all__ = [
 
 #: default search range of gamma = zeta/mu at level 2 (log-uniform grid, then Brent)
 GAMMA_RANGE = (1e-6, 1e6)
-#: grid points per decade of gamma (level 2) and of sigma (level 3) before the Brent refinement
+#: grid points per decade of gamma (level 2) and of sigma (level 3) before the refinement (Brent or brentq at
+#: level 2, parabolic steps at level 3: each level-3 point costs an eigendecomposition, so its grid only brackets)
 GRID_PER_DECADE = 8
-SIGMA_GRID_PER_DECADE = 4
-#: level 3 stops Brent when log(sigma) is known to this (each step costs an eigendecomposition)
-SIGMA_XATOL = 1e-4
+SIGMA_GRID_PER_DECADE = 1
+#: level 3 stops its parabolic steps when the vertex is within SIGMA_XATOL/2 of the best point (log sigma)
+SIGMA_XATOL = 1e-3
+#: level 3 approaches a sigma where the level-3 evidence is undefined (level 2 on its boundary) by this many
+#: bisections of the grid step next to it (each an eigendecomposition)
+EDGE_BISECTIONS = 2
 #: default level-3 range of the RBF width, as multiples of the median pairwise distance of the inputs
 SIGMA_RANGE_FACTORS = (1e-2, 1e2)
 #: an optimum within this distance (in log) of an end of its search range is reported as on the boundary
@@ -123,17 +129,31 @@ def centred_eigen(K) -> CentredEigen:
     that is not positive semidefinite: the Gaussian prior of 002 on ``w`` has no such covariance).
     """
     K = check_gram(K, "K")
+    A, v, beta = _centred_block(K)
+    lam, V = np.linalg.eigh(A)
+    lam, clipped = _clip_negative(lam)
+    U = -beta * np.outer(v, v[1:] @ V)  # U = H[:, 1:] V
+    U[1:] += V
+    return CentredEigen(lam=lam, U=U, N=K.shape[0], clipped=clipped)
+
+
+def _centred_block(K):
+    """``(A, v, beta)``: ``A = (H K H)[1:, 1:]`` (symmetrised), ``H = I - beta v v'`` the Householder reflection
+    mapping ``1/sqrt(N)`` to ``e_1`` (:func:`centred_eigen`); ``H K H`` by rank-one updates, O(N^2)."""
     N = K.shape[0]
     if N < 2:
         raise ValueError(f"K must be at least 2 x 2 (the evidence needs N >= 2 patterns); got shape {K.shape}")
-    # H = I - beta v v' with v = 1/sqrt(N) - e_1 maps 1/sqrt(N) to e_1; H K H by rank-one updates, O(N^2)
     v = np.full(N, 1.0 / np.sqrt(N))
     v[0] -= 1.0
     beta = 2.0 / (v @ v)
     w = K @ v
     HKH = K - beta * (np.outer(v, w) + np.outer(w, v)) + (beta * beta * (v @ w)) * np.outer(v, v)
     A = HKH[1:, 1:]
-    lam, V = np.linalg.eigh(0.5 * (A + A.T))
+    return 0.5 * (A + A.T), v, beta
+
+
+def _clip_negative(lam):
+    """``(lam clipped at 0, the most negative eigenvalue clipped)``; refuses a kernel that is not PSD."""
     scale = max(float(np.max(np.abs(lam))), np.finfo(float).tiny)
     clipped = 0.0
     if lam[0] < 0.0:
@@ -142,9 +162,47 @@ def centred_eigen(K) -> CentredEigen:
                                  f"(max |lam| = {scale:.3g}); the Gaussian prior on w of 002 needs a PSD kernel")
         clipped = float(lam[0])
         lam = np.maximum(lam, 0.0)
-    U = -beta * np.outer(v, v[1:] @ V)  # U = H[:, 1:] V
-    U[1:] += V
-    return CentredEigen(lam=lam, U=U, N=N, clipped=clipped)
+    return lam, clipped
+
+
+@dataclass(frozen=True)
+class _Spectrum:
+    """What the evidence needs of one kernel matrix: ``lam`` (ascending, clipped at 0), ``C2[:, j] = (U'y_j)^2``
+    and ``N``; no eigenvectors (level 3's search over ``sigma``, :func:`_spectrum`)."""
+
+    lam: np.ndarray
+    C2: np.ndarray
+    N: int
+
+
+def _spectrum(K, Ys) -> _Spectrum:
+    """``lam`` and ``c_j = U'y_j`` of :func:`centred_eigen` without forming ``U`` (same quantities, other rounding).
+
+    ``A = (H K H)[1:, 1:] = Q T Q'`` (LAPACK ``dsytrd``, Householder tridiagonalisation), ``T = S diag(lam) S'``
+    (``eigh_tridiagonal``, MRRR), so ``V = Q S`` and ``c = V' (H y)[1:] = S' (Q' (H y)[1:])``: ``Q'`` is applied to
+    the m target vectors by its reflections (LAPACK ``dormqr``, O(N^2 m)) instead of forming ``V`` (the
+    back-transformation, about half of a full eigendecomposition's time).
+    """
+    A, v, beta = _centred_block(K)
+    Z = Ys - beta * np.outer(v, v @ Ys)  # H Y
+    Z = np.asfortranarray(Z[1:], dtype=float)
+    n, m = Z.shape
+    if n == 1:
+        lam, S = np.array([A[0, 0]]), np.ones((1, 1))
+    else:
+        lwork = int(lapack.dsytrd_lwork(n, lower=1)[0])
+        R, d, e, tau, info = lapack.dsytrd(A, lower=1, lwork=max(lwork, n), overwrite_a=1)
+        if info != 0:
+            raise FloatingPointError(f"LAPACK dsytrd failed (info = {info})")
+        # Q = H(0) ... H(n-2), H(k) = I - tau_k u u', u = (0_{k+1}, 1, R[k+2:, k]): the reflectors of a QR
+        # factorisation of R[1:, :n-1] acting on rows 1: (what LAPACK's dormtr does for uplo = 'L'); Z <- Q'Z
+        Z[1:], _, info = lapack.dormqr("L", "T", R[1:, :n - 1], tau, Z[1:], lwork=max(1, m * 64))
+        if info != 0:
+            raise FloatingPointError(f"LAPACK dormqr failed (info = {info})")
+        lam, S = eigh_tridiagonal(d, e)
+    lam, _ = _clip_negative(lam)
+    C = S.T @ Z
+    return _Spectrum(lam=lam, C2=C * C, N=K.shape[0])
 
 
 def _eig_of(K, eig) -> CentredEigen:
@@ -361,12 +419,18 @@ def _check_range(rng, name) -> tuple[float, float]:
     return lo, hi
 
 
-def _search_log(f, lo: float, hi: float, per_decade: int, df=None, xatol: float = 1e-11):
+def _search_log(f, lo: float, hi: float, per_decade: int, df=None, xatol: float = 1e-11, frugal: bool = False):
     """Maximise ``f(t)`` over ``t in [log lo, log hi]``: log-uniform grid, then around the best grid point
     either the root of the derivative ``df`` (brentq, when it changes sign there: the maximum to rounding) or
-    bounded Brent on ``f`` (to about ``sqrt(eps)`` relative, the flatness of a maximum).
-    Returns ``(t, f(t), at_boundary, grid, grid_values, at_edge)``; ``at_edge``: ``t`` is the grid point next to
-    a grid point where ``f`` is not finite and the maximum did not move inside (``f`` still rises towards it)."""
+    Brent on ``f`` (to ``xatol`` in ``t``; about ``sqrt(eps)`` relative at best, the flatness of a maximum).
+
+    ``frugal`` (level 3, where each ``f`` costs an eigendecomposition; ``f`` should cache its values): a neighbour
+    of the best grid point where ``f`` is not finite is approached by :data:`EDGE_BISECTIONS` bisections (the
+    bracket then ends at the last finite point); a bracket whose best point is one of its ends (an end of the range
+    or such an edge) is settled by one probe ``BOUNDARY_LOG_TOL / 2`` inside it; then successive parabolic
+    interpolation to ``xatol`` (:func:`_frugal_refine`, :func:`_parabolic_max`) instead of Brent.
+    Returns ``(t, f(t), at_boundary, grid, grid_values, at_edge)``; ``at_edge``: ``t`` is the end of the bracket
+    next to a point where ``f`` is not finite and the maximum did not move inside (``f`` still rises towards it)."""
     a, b = np.log(lo), np.log(hi)
     n = max(5, int(np.ceil(per_decade * (b - a) / np.log(10.0))) + 1)
     t = np.linspace(a, b, n)
@@ -379,23 +443,12 @@ def _search_log(f, lo: float, hi: float, per_decade: int, df=None, xatol: float 
     left = t[k - 1] if k > 0 and np.isfinite(vals[k - 1]) else t[k]
     right = t[k + 1] if k < n - 1 and np.isfinite(vals[k + 1]) else t[k]
     clipped = (k > 0 and left == t[k], k < n - 1 and right == t[k])  # a non-finite neighbour on that side
-    tb = None if left < right else float(t[k])
-    if df is not None and tb is None:
-        dl, dr = df(left), df(right)
-        if dl > 0.0 > dr:
-            tb = float(brentq(df, left, right, xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=200))
-        elif dl > 0.0 and dr > 0.0 and k == n - 1 or dl < 0.0 and dr < 0.0 and k == 0:
-            tb = float(t[k])  # still climbing at the end of the range: a boundary maximum
-    if tb is None:
-        worse = -float(vals[k]) + 1e3  # keeps Brent's arithmetic finite where f is -inf or nan
-
-        def g(s):
-            v = f(s)
-            return -v if np.isfinite(v) else worse
-
-        res = minimize_scalar(g, bounds=(left, right), method="bounded",
-                              options={"xatol": xatol, "maxiter": 500})
-        tb = float(res.x)
+    if frugal:
+        left = _approach_edge(f, t[k - 1], t[k]) if clipped[0] else left
+        right = _approach_edge(f, t[k + 1], t[k]) if clipped[1] else right
+        tb = _frugal_refine(f, t[k], float(vals[k]), left, right, xatol)
+    else:
+        tb = _refine(f, df, t[k], float(vals[k]), left, right, k in (0, n - 1), xatol)
     fb = float(f(tb))
     if not np.isfinite(fb) or fb < vals[k]:  # Brent can only improve on the grid
         tb, fb = float(t[k]), float(vals[k])
@@ -403,8 +456,106 @@ def _search_log(f, lo: float, hi: float, per_decade: int, df=None, xatol: float 
     if at_boundary:  # report the end itself, not a point a hair inside it
         tb = a if tb - a < BOUNDARY_LOG_TOL else b
         fb = float(f(tb))
-    at_edge = bool((clipped[0] and tb - t[k] < BOUNDARY_LOG_TOL) or (clipped[1] and t[k] - tb < BOUNDARY_LOG_TOL))
+    at_edge = bool((clipped[0] and tb - left < BOUNDARY_LOG_TOL) or (clipped[1] and right - tb < BOUNDARY_LOG_TOL))
     return tb, fb, at_boundary, t, vals, at_edge
+
+
+def _refine(f, df, tk, fk, left, right, at_end, xatol):
+    """The grid maximum ``tk`` refined in ``[left, right]``: the root of ``df`` when it changes sign there, ``tk``
+    when ``df`` says ``f`` still climbs at the end of the range, else bounded Brent on ``f``."""
+    if not left < right:
+        return float(tk)
+    if df is not None:
+        dl, dr = df(left), df(right)
+        if dl > 0.0 > dr:
+            return float(brentq(df, left, right, xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=200))
+        if at_end and (dl > 0.0 and dr > 0.0 and tk == right or dl < 0.0 and dr < 0.0 and tk == left):
+            return float(tk)  # still climbing at the end of the range: a boundary maximum
+    return _bounded_brent(f, fk, left, right, xatol)
+
+
+def _bounded_brent(f, fk, left, right, xatol):
+    worse = -fk + 1e3  # keeps Brent's arithmetic finite where f is -inf or nan
+
+    def g(s):
+        v = f(s)
+        return -v if np.isfinite(v) else worse
+
+    res = minimize_scalar(g, bounds=(left, right), method="bounded", options={"xatol": xatol, "maxiter": 500})
+    return float(res.x)
+
+
+def _approach_edge(f, bad, good):
+    """Bisect :data:`EDGE_BISECTIONS` times between a point ``bad`` where ``f`` is not finite and a point ``good``
+    where it is; returns the finite point nearest to ``bad`` found."""
+    for _ in range(EDGE_BISECTIONS):
+        m = 0.5 * (bad + good)
+        if np.isfinite(f(m)):
+            good = m
+        else:
+            bad = m
+    return float(good)
+
+
+def _frugal_refine(f, tk, fk, left, right, xatol):
+    """:func:`_search_log`'s refinement with few evaluations of ``f`` (``frugal``; ``f`` caches its values).
+
+    If the best of ``left``, ``tk``, ``right`` is an end of the bracket, one probe ``BOUNDARY_LOG_TOL / 2`` inside
+    it decides: ``f`` not higher there, the end is returned (``f`` rises up to it: a boundary or edge maximum);
+    higher, the probe is the middle of a bracket. Then :func:`_parabolic_max` from the bracket."""
+    if not left < right:
+        return float(tk)
+    pts = sorted({float(left): f(left), float(tk): fk, float(right): f(right)}.items())
+    pts = [(x, v if np.isfinite(v) else -np.inf) for x, v in pts]
+    i = max(range(len(pts)), key=lambda j: pts[j][1])
+    if i in (0, len(pts) - 1):
+        inner = pts[i][0] + (0.5 if i == 0 else -0.5) * BOUNDARY_LOG_TOL
+        fi = f(inner)
+        if not fi > pts[i][1]:
+            return float(pts[i][0])
+        pts = sorted(pts + [(float(inner), float(fi))])
+    return _parabolic_max(f, pts, xatol)
+
+
+def _parabolic_max(f, pts, xatol, maxiter: int = 50):
+    """Safeguarded successive parabolic interpolation from a bracket ``x0 < x1 < x2``, ``f(x0) < f(x1) > f(x2)``
+    (``pts``: their ``(x, f)``). Each step evaluates ``f`` at the vertex of the parabola through the best point and
+    its nearest evaluated neighbours (a golden-section point of the wider side when the vertex is not strictly
+    inside, or lies within ``xatol / 2`` of a bracket end), keeping a bracket. Stops when the vertex lies within
+    ``xatol / 2`` of the best point (then ``f`` is evaluated ``xatol / 2`` from it towards the vertex) or the
+    bracket is narrower than ``4 xatol``; returns the best point evaluated."""
+    pts = sorted(pts)
+    for _ in range(maxiter):
+        i = max(range(1, len(pts) - 1), key=lambda j: pts[j][1])
+        (x0, f0), (x1, f1), (x2, f2) = pts[i - 1], pts[i], pts[i + 1]
+        x = np.nan
+        if np.isfinite(f0) and np.isfinite(f2):
+            p, q = (x1 - x0) * (f1 - f2), (x1 - x2) * (f1 - f0)
+            if p != q:
+                x = x1 - ((x1 - x0) * p - (x1 - x2) * q) / (2.0 * (p - q))
+        if abs(x - x1) < xatol and x2 - x0 < 4.0 * xatol:
+            break
+        if not (x0 + 0.5 * xatol < x < x2 - 0.5 * xatol):
+            x = x1 + 0.381966 * ((x2 - x1) if x2 - x1 > x1 - x0 else (x0 - x1))
+        if abs(x - x1) < 0.5 * xatol:  # a step below the tolerance: step xatol/2 towards the vertex instead
+            x = x1 + np.copysign(0.5 * xatol, x - x1)
+        fx = f(x)
+        pts = sorted(pts + [(float(x), fx if np.isfinite(fx) else -np.inf)])
+        if abs(x - x1) <= 0.5 * xatol * (1.0 + 1e-9):
+            break  # the vertex was within xatol/2 of the best point: converged
+    return float(max(pts, key=lambda pv: pv[1])[0])
+
+
+def _level2_max(eig, c2: np.ndarray, gamma_range) -> tuple[float, float, float, float, bool]:
+    """``(gamma, mu, log evidence, gamma_eff, at_boundary)`` at the level-2 maximum over ``gamma_range``; ``eig``
+    needs ``lam`` and ``N`` only (a :class:`CentredEigen` or a :class:`_Spectrum`), ``c2 = (U'y)^2``."""
+    lo, hi = gamma_range
+    t, _, at_boundary, _, _, _ = _search_log(lambda s: _profile(eig, c2, s)[0], lo, hi, GRID_PER_DECADE,
+                                          df=lambda s: _dprofile(eig, c2, s))
+    gamma = float(np.exp(t))
+    lev, mu = _profile(eig, c2, t)
+    gamma_eff = 1.0 + float(np.sum(gamma * eig.lam / (1.0 + gamma * eig.lam)))
+    return gamma, mu, lev, gamma_eff, at_boundary
 
 
 def _level2(eig: CentredEigen, y: np.ndarray, K: np.ndarray, gamma_range) -> Level2Result:
@@ -413,13 +564,9 @@ def _level2(eig: CentredEigen, y: np.ndarray, K: np.ndarray, gamma_range) -> Lev
     if not np.any(c2 > 0.0):
         raise ValueError("y is constant: the evidence has no maximum (the bias b explains all of y)")
     lo, hi = gamma_range
-    t, lev, at_boundary, _, _, _ = _search_log(lambda s: _profile(eig, c2, s)[0], lo, hi, GRID_PER_DECADE,
-                                            df=lambda s: _dprofile(eig, c2, s))
-    gamma = float(np.exp(t))
-    lev, mu = _profile(eig, c2, t)
+    gamma, mu, lev, gamma_eff, at_boundary = _level2_max(eig, c2, gamma_range)
     zeta = gamma * mu
     l1 = _level1(eig, y, K, mu, zeta)
-    gamma_eff = 1.0 + float(np.sum(gamma * eig.lam / (1.0 + gamma * eig.lam)))
     status, message = "optimal", ""
     if at_boundary:
         status = "at_boundary"
@@ -462,11 +609,16 @@ def level3_log_evidence(res: Level2Result) -> float:
     ``-costL3/2`` of LS-SVMlab's ``bay_lssvm`` plus a constant. ``-inf`` when ``gamma_eff - 1`` or
     ``N - gamma_eff`` is 0 (a centred kernel matrix of zeros: the data cannot tell ``mu`` apart).
     """
-    g1 = res.gamma_eff - 1.0
-    g2 = res.N - res.gamma_eff
+    return _level3_formula(res.log_evidence, res.gamma_eff, res.N)
+
+
+def _level3_formula(log_evidence: float, gamma_eff: float, N: int) -> float:
+    """:func:`level3_log_evidence` from the level-2 log evidence, ``gamma_eff`` and ``N``."""
+    g1 = gamma_eff - 1.0
+    g2 = N - gamma_eff
     if not (g1 > 1e-12 and g2 > 1e-12):
         return -np.inf
-    return float(res.log_evidence + np.log(2.0 * np.pi) + 0.5 * np.log(2.0 / g1) + 0.5 * np.log(2.0 / g2))
+    return float(log_evidence + np.log(2.0 * np.pi) + 0.5 * np.log(2.0 / g1) + 0.5 * np.log(2.0 / g2))
 
 
 @dataclass(frozen=True, repr=False)
@@ -475,8 +627,11 @@ class Level3Result:
 
     For several target vectors (one-vs-rest) the evidence is the sum over them (independent outputs sharing
     the kernel). ``level2``: the level-2 results at ``sigma`` (one per target vector); ``sigmas`` and
-    ``log_evidences``: the search grid and its values; ``at_boundary``: the maximum is an end of
-    ``sigma_range`` (a :class:`BoundaryWarning` was issued).
+    ``log_evidences``: every ``sigma`` the search evaluated (its grid, edge bisections and parabolic steps),
+    ascending, and the level-3 log evidence there (``-inf`` where level 2 is on its boundary); ``at_boundary``: the
+    maximum is an end of ``sigma_range`` (a :class:`BoundaryWarning` was issued); ``n_evaluations``: kernel
+    matrices decomposed (``len(sigmas)`` eigenvalue-and-coordinate decompositions, :func:`_spectrum`, and the one
+    full eigendecomposition at ``sigma``).
     """
 
     sigma: float
@@ -488,6 +643,7 @@ class Level3Result:
     log_evidences: np.ndarray = field(repr=False)
     status: str = "optimal"
     message: str = ""
+    n_evaluations: int = 0
 
     def __repr__(self) -> str:
         return (f"Level3Result(sigma={self.sigma:.6g}, log_evidence={self.log_evidence:.6g}, "
@@ -543,27 +699,41 @@ def _ys_matrix(y) -> np.ndarray:
     return Y[:, None] if Y.ndim == 1 else Y
 
 
-def _level3(X, Ys, sigma_range, gamma_range):
-    def total(log_sigma, strict):
-        K = rbf_kernel(X, sigma=float(np.exp(log_sigma)))
-        eig = centred_eigen(K)
-        out = 0.0
-        for j in range(Ys.shape[1]):
-            r = _level2(eig, Ys[:, j], K, gamma_range)
-            if strict and r.at_boundary:
-                return -np.inf  # no interior level-2 maximum: the Gaussian approximation is undefined here
-            out += level3_log_evidence(r)
-        return out
+def _level3_evaluator(X, Ys, gamma_range):
+    """``total(log_sigma, strict)``: the summed level-3 log evidence at ``sigma`` (``-inf`` where ``strict`` and a
+    level 2 is on the boundary of ``gamma_range``), and the dict of evaluations it made. Each ``sigma`` costs one
+    kernel matrix and one :func:`_spectrum` (no eigenvectors), made once: a ``sigma`` asked for again (Brent's
+    end points, the final value, the fallback search) is looked up, not recomputed."""
+    cache = {}
 
+    def total(log_sigma, strict):
+        key = float(log_sigma)
+        if key not in cache:
+            spec = _spectrum(rbf_kernel(X, sigma=float(np.exp(key))), Ys)
+            per = []
+            for j in range(Ys.shape[1]):
+                _, _, lev, geff, at_b = _level2_max(spec, spec.C2[:, j], gamma_range)
+                per.append((_level3_formula(lev, geff, spec.N), at_b))
+            cache[key] = per
+        per = cache[key]
+        if strict and any(at_b for _, at_b in per):
+            return -np.inf  # no interior level-2 maximum: the Gaussian approximation is undefined here
+        return float(sum(v for v, _ in per))
+
+    return total, cache
+
+
+def _level3(X, Ys, sigma_range, gamma_range):
+    total, cache = _level3_evaluator(X, Ys, gamma_range)
     lo, hi = sigma_range
     strict = True
     try:
-        t, lev, at_boundary, grid, vals, at_edge = _search_log(lambda s: total(s, True), lo, hi, SIGMA_GRID_PER_DECADE,
-                                                      xatol=SIGMA_XATOL)
+        t, lev, at_boundary, _, _, at_edge = _search_log(lambda s: total(s, True), lo, hi, SIGMA_GRID_PER_DECADE,
+                                                               xatol=SIGMA_XATOL, frugal=True)
     except FloatingPointError:  # level 2 on the boundary of gamma_range at every sigma of the grid
         strict = False
-        t, lev, at_boundary, grid, vals, at_edge = _search_log(lambda s: total(s, False), lo, hi, SIGMA_GRID_PER_DECADE,
-                                                      xatol=SIGMA_XATOL)
+        t, lev, at_boundary, _, _, at_edge = _search_log(lambda s: total(s, False), lo, hi, SIGMA_GRID_PER_DECADE,
+                                                               xatol=SIGMA_XATOL, frugal=True)
     sigma = float(np.exp(t))
     K = rbf_kernel(X, sigma=sigma)
     eig = centred_eigen(K)
@@ -585,8 +755,10 @@ def _level3(X, Ys, sigma_range, gamma_range):
         message = (f"the level-3 evidence is largest at sigma = {sigma:.6g}, next to sigma where level 2 has no interior "
                    f"maximum in gamma_range = {gamma_range} (the level-3 approximation is undefined there) and still "
                    "rises towards them: sigma is the edge of the valid region, not a level-3 maximum")
+    seen = np.array(sorted(cache))  # every sigma the search evaluated (grid, edge bisections, parabolic steps)
     return Level3Result(sigma=sigma, log_evidence=float(lev), level2=l2, at_boundary=at_boundary,
-                        sigma_range=(lo, hi), sigmas=np.exp(grid), log_evidences=vals, status=status, message=message)
+                        sigma_range=(lo, hi), sigmas=np.exp(seen), log_evidences=np.array([total(u, strict) for u in seen]),
+                        status=status, message=message, n_evaluations=len(cache) + 1)
 
 
 def level3(X, y, *, sigma_range=None, gamma_range=GAMMA_RANGE) -> Level3Result:
@@ -601,9 +773,15 @@ def level3(X, y, *, sigma_range=None, gamma_range=GAMMA_RANGE) -> Level3Result:
     maximum sits next to the excluded ``sigma`` and still rises towards them, it is the edge of the valid region.
     Both are flagged like a range end.
     ``sigma_range``: default ``(0.01, 100)`` times the median pairwise distance of ``X``; searched on a
-    log grid (4 per decade) and refined by bounded Brent (to 1e-4 in log sigma). A maximum at an end of
-    ``sigma_range`` issues a :class:`BoundaryWarning` and sets ``at_boundary``; level-2 boundary hits at the
-    chosen ``sigma`` warn too.
+    log grid of :data:`SIGMA_GRID_PER_DECADE` (1) point per decade (at least 5), which only has to bracket the
+    maximum, then refined by safeguarded parabolic interpolation in ``log sigma`` until the vertex is within
+    ``SIGMA_XATOL / 2`` (``SIGMA_XATOL = 1e-3``) of the best point (:func:`_search_log` with ``frugal=True``). A
+    best point at an end of the range (or of the valid region, located by :data:`EDGE_BISECTIONS` (2) bisections
+    of the grid step, i.e. to a quarter decade) is kept when one probe ``BOUNDARY_LOG_TOL / 2`` inside is not higher.
+    Each ``sigma`` is decomposed once (eigenvalues and ``U'y`` only, :func:`_spectrum`); the chosen ``sigma`` gets
+    one full eigendecomposition for level 1. Like any local search from a grid, it assumes one maximum per grid
+    cell of one decade. A maximum at an end of ``sigma_range`` issues a :class:`BoundaryWarning` and sets
+    ``at_boundary``; level-2 boundary hits at the chosen ``sigma`` warn too.
 
     Refused up front (``ValueError``): ``X`` whose rows are all the same point (no distance to choose a width for;
     :func:`_check_spread`) and a ``sigma_range`` with an end outside the widths the kernel accepts

@@ -8,7 +8,8 @@ Each level is checked against a second, independent computation:
 * level 2: the closed-form evidence against the Gaussian marginal likelihood of ``y`` integrated over ``b``
   numerically (``scipy.integrate.quad``), and its maximiser against a joint Nelder-Mead over ``(log mu, log zeta)``
   of that numerical evidence;
-* level 3: against LS-SVMlab's ``costL3`` written out from the eigenvalues, and the search against a grid;
+* level 3: against LS-SVMlab's ``costL3`` written out from the eigenvalues, and the search against a dense
+  grid of full eigendecompositions (the search itself uses eigenvalues and ``U'y`` only, checked against them);
 * moderated output: against the same explicit feature space.
 """
 from __future__ import annotations
@@ -275,6 +276,117 @@ def test_level3_search_beats_its_grid_and_finer_grids():
     # the level-2 result at the chosen sigma is the one level2 computes there
     again = bayes.level2(rbf_kernel(X, sigma=r.sigma), y)
     assert r.level2[0].gamma == pytest.approx(again.gamma, rel=1e-12)
+
+
+def two_blobs(N=120, seed=0):
+    """Two overlapping Gaussian classes in 2-D (the data of ``benchmarks/bayes_level3.py``), labels +-1."""
+    rng = np.random.default_rng(seed)
+    h = N // 2
+    X = np.r_[rng.normal([-0.3, 0.7], 0.25, size=(h, 2)), rng.normal([0.4, 0.5], 0.25, size=(N - h, 2))]
+    return X, np.r_[-np.ones(h), np.ones(N - h)]
+
+
+def dense_level3(X, y, ts):
+    """The level-3 log evidence at ``sigma = exp(ts)`` by the public functions (a full eigendecomposition and
+    ``level2`` each), ``-inf`` where level 2 is on its boundary: the independent view of the search."""
+    out = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bayes.BoundaryWarning)
+        for t in ts:
+            r = bayes.level2(rbf_kernel(X, sigma=float(np.exp(t))), y)
+            out.append(-np.inf if r.at_boundary else bayes.level3_log_evidence(r))
+    return np.array(out)
+
+
+LEVEL3_CASES = {  # name: (data, sigma_range as multiples of the default search's sigma or None, where the max is)
+    "ring": (ring, None, "interior"),
+    "ring-80": (lambda: ring(80, 5), None, "interior"),
+    "two-blobs": (two_blobs, None, "interior"),
+    "toy-5d": (lambda: toy(60, 1, 5), None, "high end"),
+    "ring-wide-kernels": (ring, (4.0, 400.0), "low end"),
+    "ring-max-just-inside": (ring, (0.9, 90.0), "interior"),  # the best grid point is the range's low end
+}
+# not here: toy() with the default range, whose best sigma is the low end 0.01 x the median distance, where K is
+# the identity to rounding and the level-3 evidence of the dense grid is rounding noise (jumps of 1 to 2 nats
+# between neighbouring sigma); the search and the dense grid agree only that the end is flagged there
+
+
+@pytest.mark.parametrize("name", list(LEVEL3_CASES))
+def test_level3_search_finds_the_dense_grid_maximum(name):
+    """The frugal search (1 grid point per decade, parabolic steps to SIGMA_XATOL) against a dense grid over the
+    same sigma_range: 20 points per decade, then 201 points over the best cell's two neighbours (spacing h).
+    The dense maximiser is within h/2 of the maximum, so the search's log sigma must be within SIGMA_XATOL + h of
+    it; its evidence at most 1/2 |f''| (SIGMA_XATOL + h)^2 below the dense best (f'' by central differences on
+    the fine grid), plus the rounding of the evidence (TOL["grid"]). A maximum at an end of the range must be
+    that end, flagged."""
+    data, factors, where = LEVEL3_CASES[name]
+    X, y = data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bayes.BoundaryWarning)
+        r = bayes.level3(X, y)
+        if factors is not None:
+            r = bayes.level3(X, y, sigma_range=(factors[0] * r.sigma, factors[1] * r.sigma))
+    a, b = np.log(r.sigma_range)
+    coarse = np.linspace(a, b, int(round(20 * (b - a) / np.log(10))) + 1)
+    fc = dense_level3(X, y, coarse)
+    k = int(np.argmax(fc))
+    fine = np.linspace(coarse[max(k - 1, 0)], coarse[min(k + 1, coarse.size - 1)], 201)
+    ff = dense_level3(X, y, fine)
+    j = int(np.argmax(ff))
+    t_dense, f_dense, h = fine[j], ff[j], fine[1] - fine[0]
+    if where == "interior":
+        assert 0 < j < fine.size - 1 and not r.at_boundary and r.status == "optimal"
+        assert abs(np.log(r.sigma) - t_dense) <= bayes.SIGMA_XATOL + h
+        curv = abs(ff[j - 1] - 2 * ff[j] + ff[j + 1]) / h**2
+        assert r.log_evidence >= f_dense - 0.5 * curv * (bayes.SIGMA_XATOL + h) ** 2 - TOL["grid"]
+    else:
+        end = a if where == "low end" else b
+        assert t_dense == end and r.at_boundary and r.status == "at_boundary"
+        assert np.log(r.sigma) == pytest.approx(end, abs=1e-12)
+    # whatever the case, the search's value is the evidence at its sigma, and no evaluated sigma beats it
+    assert r.log_evidence == pytest.approx(dense_level3(X, y, [np.log(r.sigma)])[0], rel=TOL["identity"])
+    assert r.log_evidence >= np.max(r.log_evidences) - TOL["grid"]
+
+
+@pytest.mark.parametrize("N", [2, 3, 4, 37])
+def test_spectrum_is_the_centred_eigendecomposition_without_eigenvectors(N):
+    """``_spectrum`` (Householder tridiagonalisation, the reflections applied to the targets, a tridiagonal
+    eigensolver) gives the eigenvalues and ``(U'y)^2`` of ``centred_eigen`` (two computations of one quantity)."""
+    rng = np.random.default_rng(N)
+    X = rng.normal(size=(N, 2))
+    Ys = np.where(rng.normal(size=(N, 3)) > 0, 1.0, -1.0)
+    K = rbf_kernel(X, sigma=0.8)
+    eig, spec = bayes.centred_eigen(K), bayes._spectrum(K, Ys)
+    scale = np.max(np.abs(eig.lam))
+    assert spec.N == N and spec.lam.shape == (N - 1,) and spec.C2.shape == (N - 1, 3)
+    assert np.max(np.abs(spec.lam - eig.lam)) <= TOL["identity"] * scale
+    # c_i^2 per eigenvalue; a cluster of equal eigenvalues has a basis free up to rotation, so compare the sums
+    # of c_i^2 over such clusters (here: eigenvalues equal to rounding, e.g. the zeros of a tiny N)
+    c2 = eig.coordinates(Ys) ** 2
+    groups = np.r_[0, np.cumsum(np.diff(eig.lam) > 1e-8 * scale)]
+    for g in np.unique(groups):
+        assert np.allclose(spec.C2[groups == g].sum(0), c2[groups == g].sum(0), rtol=0, atol=TOL["identity"] * N)
+
+
+def test_level3_decomposes_each_sigma_once(monkeypatch):
+    """Each sigma the search asks for costs one kernel matrix, once (the grid's ends, the parabolic steps' bracket
+    points and the final value are looked up); the one kernel matrix built twice is the final sigma's, for its
+    full eigendecomposition (the eigenvectors the level-1 posterior needs)."""
+    seen = []
+    real = bayes.rbf_kernel
+
+    def spy(X, Z=None, *, sigma):
+        seen.append(sigma)
+        return real(X, Z, sigma=sigma)
+
+    monkeypatch.setattr(bayes, "rbf_kernel", spy)
+    X, y = ring()
+    r = bayes.level3(X, y)
+    assert len(seen) == r.n_evaluations == len(r.sigmas) + 1
+    assert len(set(seen[:-1])) == len(seen) - 1 and seen[-1] == r.sigma and r.sigma in seen[:-1]
+    # the frugal search: a 1-per-decade grid over sigma_range, then a handful of steps
+    n_grid = max(5, int(np.ceil(bayes.SIGMA_GRID_PER_DECADE * np.log10(r.sigma_range[1] / r.sigma_range[0]))) + 1)
+    assert n_grid < len(r.sigmas) < 3 * n_grid
 
 
 def test_level3_boundary_is_reported():
