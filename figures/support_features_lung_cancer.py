@@ -34,8 +34,10 @@ where the smallest ``|f|`` is 5.6e-4).
 As in ``support-features-selectivity``, ``C`` is chosen the way one tunes a plain SVM, before looking at
 any ``mu > 0``: the value in :data:`CS` (half-decades 0.01 ... 100) with the smallest LOO error at
 ``mu = 0``, ties to the smaller ``C`` (the stronger regularisation). The SVM's LOO errors are 9, 8, 7, 8,
-7, 7, 7, 7 (of 27) for ``C = 0.01, 0.03, 0.1, 0.3, 1, 3, 10, 100``, so ``C = 0.1``. The third panel
-shows the LOO path for every ``C`` of the grid, because the outcome depends on it strongly. Choosing
+7, 7, 7, 7 (of 27) for ``C = 0.01, 0.03, 0.1, 0.3, 1, 3, 10, 100``: a **five-way tie** at 7/27
+(``C = 0.1, 1, 3, 10, 100``), broken to the smallest, ``C = 0.1``. The tie decides the outcome: at ``C = 0.1``
+some ``mu > 0`` beats the SVM (5/27), at each of the other four tied ``C`` none does (the best ``mu > 0`` gives
+8/27, worse than the SVM). The report and the third panel give every ``C`` of the grid, the tied ones marked. Choosing
 ``C`` and then ``mu`` by LOO on the same 27 patients is optimistic, as is the thesis' choice of ``mu``.
 
 **Measured** (``svmref figure support-features-lung-cancer --print``; 81 values ``artanh(mu) = 0, 0.05,
@@ -47,14 +49,21 @@ shows the LOO path for every ``C`` of the grid, because the outcome depends on i
 SVM (mu = 0) LOO error          not printed             7/27 = 0.259
 minimum LOO error               "6 % below the SVM's"   5/27 = 0.185 at mu = 0.245 and 0.291 (artanh 0.25,
                                                         0.30): 0.074 below the SVM (2 of 27), -29 % relative
-features at the minimum         5                       18: UCI attributes 9 11 13 14 15 20 21 24 34 38 40
-                                                        42 43 46 53 54 55 57
+features at the minimum         5                       a range: 18 at both grid points of the minimum
+                                                        (UCI attributes 9 11 13 14 15 20 21 24 34 38 40
+                                                        42 43 46 53 54 55 57); on a 10x finer grid the
+                                                        minimum holds for artanh(mu) = 0.25-0.315 with
+                                                        15-18 features (counts 15, 17, 18)
 5 features                      at the minimum          at mu = 0.462 (attributes 9 20 21 24 38), where the
                                                         LOO error is 11/27 = 0.407, worse than the SVM
 mu -> 1                         every feature dropped   0 features from mu = 0.905 (artanh 1.5) on
 ==============================  ======================  ==================================================
 
-**Where it differs.** (1) The feature count: 18 at the minimum, not 5. (2) The size of the gain: with
+**The minimum is a plateau.** The LOO error moves in steps of 1/27 and is minimal on an interval of ``mu``, not
+at a point; the feature count changes along it, so the report gives the range over the plateau (on the grid and
+on a grid :data:`REFINE` times finer around it, :func:`refine_plateau`), not one count.
+
+**Where it differs.** (1) The feature count: 15-18 on the minimum's plateau, not 5. (2) The size of the gain: with
 27 patients the LOO error moves in steps of 1/27 = 3.7 points, so "6 %" is no attainable absolute
 difference; read as relative it would be one error fewer out of about 17, while here it is two fewer
 out of 7 (-29 %). (3) The dependence on ``C``, which 003 does not discuss: for ``C = 1, 3, 10, 100``
@@ -77,7 +86,7 @@ import numpy as np
 from ._common import format_table, new_figure
 
 __all__ = ["DEFAULT_SEED", "CS", "TOL", "THESIS", "selectivity_axis", "loo_path", "loo_errors", "TIE", "LungCancerResult",
-           "compute", "plot", "figure"]
+           "refine_plateau", "compute", "plot", "figure", "to_json"]
 
 #: No randomness is involved (fixed data, deterministic solver); the seed is recorded for the convention.
 DEFAULT_SEED = 0
@@ -94,6 +103,10 @@ TIE = 1e-6
 ARTANH_MAX = 4.0
 N_MUS = 81
 N_MUS_FAST = 9
+#: the LOO plateau at the chosen C is recomputed on a grid REFINE times finer in artanh(mu), between the
+#: coarse neighbours of its first and last point (skipped when that would exceed REFINE_MAX values of mu)
+REFINE = 10
+REFINE_MAX = 201
 #: 003 §3.3-3.4 as printed: n, N1, N2, features at the LOO minimum, the LOO reduction against the SVM
 THESIS = {"n": 55, "N1": 9, "N2": 18, "loo_min_selected": 5, "loo_reduction": 0.06}
 
@@ -162,6 +175,33 @@ def loo_errors(margins) -> np.ndarray:
     return np.mean(np.asarray(margins) <= TIE, axis=-1)
 
 
+def refine_plateau(X, y, C, mus, loo_error, *, tol: float = TOL, factor: int = REFINE) -> dict:
+    """The LOO path at ``C`` on a grid ``factor`` times finer in ``artanh(mu)``, from the coarse grid point before
+    the first minimum of ``loo_error`` to the one after its last (the plateau with its edges).
+
+    Returns ``{"artanh", "loo_error", "n_selected"}`` (arrays on the fine grid), or ``{"skipped": why}`` when the
+    fine grid would have more than :data:`REFINE_MAX` values of ``mu``.
+    """
+    t = selectivity_axis(_check_mus(mus))
+    idx = np.flatnonzero(np.asarray(loo_error) == np.min(loo_error))
+    lo, hi = t[max(idx[0] - 1, 0)], t[min(idx[-1] + 1, t.size - 1)]
+    step = float(np.min(np.diff(t))) / factor if t.size > 1 else 0.0
+    count = int(round((hi - lo) / step)) + 1 if step > 0 else 1
+    if count > REFINE_MAX:
+        return {"skipped": f"the plateau spans artanh(mu) {lo:g}-{hi:g}: {count} fine values > {REFINE_MAX}"}
+    art = np.round(lo + step * np.arange(count), 10)
+    models, margins, _ = loo_path(X, y, C, np.tanh(art), tol=tol)
+    return {"artanh": art, "loo_error": loo_errors(margins), "n_selected": np.array([m.selected.size for m in models])}
+
+
+def _plateau(loo, nsel) -> dict:
+    """Where ``loo`` is minimal: the indices, and the (min, max) and distinct values of ``nsel`` there."""
+    loo, nsel = np.asarray(loo), np.asarray(nsel)
+    idx = np.flatnonzero(loo == loo.min())
+    return {"index": idx, "features": (int(nsel[idx].min()), int(nsel[idx].max())),
+            "distinct": sorted({int(v) for v in nsel[idx]})}
+
+
 @dataclass(frozen=True)
 class LungCancerResult:
     """The curves drawn, per ``mu``, at the chosen ``C``, and the LOO paths for every ``C`` in :data:`CS`."""
@@ -181,6 +221,62 @@ class LungCancerResult:
     N: int
     n: int
     info: dict = field(default_factory=dict)
+    refined: dict = field(default_factory=dict)   # refine_plateau at C ({} when not computed)
+
+    def tied_C(self) -> list:
+        """The C of the grid whose plain SVM (mu = 0) has the smallest LOO error: the tie the choice breaks."""
+        best = min(self.C_loo.values())
+        return sorted(c for c, e in self.C_loo.items() if e == best)
+
+    def beats_svm(self, C) -> bool:
+        """Whether some ``mu > 0`` of the grid has a lower LOO error than ``mu = 0`` at ``C``."""
+        e = self.loo_by_C[C]
+        return bool(np.any(e[1:] < e[0]))
+
+    def plateau(self, C=None) -> dict:
+        """The LOO minimum at ``C`` (default the chosen one) on the grid: indices, feature range, distinct counts."""
+        if C is None or C == self.C:
+            return _plateau(self.loo_error, self.n_selected)
+        return _plateau(self.loo_by_C[C], self.n_selected_by_C[C])
+
+    def refined_plateau(self) -> dict | None:
+        """The plateau on the refined grid (:func:`refine_plateau`), with its ``artanh`` values; None if skipped."""
+        if "artanh" not in self.refined:
+            return None
+        p = _plateau(self.refined["loo_error"], self.refined["n_selected"])
+        p["artanh"] = self.refined["artanh"][p["index"]]
+        p["loo_error"] = float(self.refined["loo_error"].min())
+        return p
+
+    def plateau_text(self) -> str:
+        """The LOO minimum at C as a range: where in artanh(mu) it holds and how many features it keeps there."""
+        t, p, N = selectivity_axis(self.mus), self.plateau(), self.N
+        e = float(self.loo_error[p["index"][0]])
+        out = (f"minimum LOO {round(e * N)}/{N} at {p['index'].size} grid value(s) artanh(mu) = "
+               f"{', '.join(f'{t[i]:g}' for i in p['index'])}: {p['features'][0]}-{p['features'][1]} features")
+        r = self.refined_plateau()
+        if r is not None:
+            step = float(np.diff(self.refined["artanh"][:2])[0]) if self.refined["artanh"].size > 1 else 0.0
+            lower = " (LOWER than on the coarse grid)" if r["loo_error"] < e else ""
+            out += (f"; on a {REFINE}x finer grid (step {step:g}) minimum {round(r['loo_error'] * N)}/{N}{lower} at "
+                    f"{r['index'].size} values, artanh(mu) {r['artanh'].min():g}-{r['artanh'].max():g}: "
+                    f"{r['features'][0]}-{r['features'][1]} features (counts {', '.join(map(str, r['distinct']))})")
+        elif "skipped" in self.refined:
+            out += f"; not refined: {self.refined['skipped']}"
+        return out
+
+    def tie_text(self) -> str:
+        """Which C tie at mu = 0, how the tie is broken, and whether any mu > 0 beats the SVM at each."""
+        tied, N = self.tied_C(), self.N
+        per = "; ".join(f"C = {c:g}: " + (f"yes, down to {round(self.loo_by_C[c].min() * N)}/{N}" if self.beats_svm(c)
+                                          else f"no (best mu > 0: {round(self.loo_by_C[c][1:].min() * N)}/{N})")
+                        for c in tied)
+        return (f"{len(tied)}-way tie at mu = 0 ({round(self.C_loo[tied[0]] * N)}/{N}): C = "
+                f"{', '.join(f'{c:g}' for c in tied)}; broken to the smaller C (the stronger regularisation) -> "
+                f"C = {tied[0]:g}. Does some mu > 0 beat the SVM? {per}")
+
+    def to_json(self) -> dict:
+        return _to_json(self)
 
     @property
     def min_abs_margin(self) -> float:
@@ -205,15 +301,16 @@ class LungCancerResult:
         e0, ek = float(self.loo_error[0]), float(self.loo_error[k])
         at_min = np.flatnonzero(self.loo_error == ek)
         by_c = [[f"{c:g}", f"{self.C_loo[c]:.3f}", f"{np.min(e):.3f}", f"{self.mus[int(np.argmin(e))]:.3f}",
-                 int(self.n_selected_by_C[c][int(np.argmin(e))]), int(self.n_selected_by_C[c][-1])]
-                for c, e in self.loo_by_C.items()]
+                 "{}-{}".format(*self.plateau(c)["features"]), "yes" if self.beats_svm(c) else "no",
+                 int(self.n_selected_by_C[c][-1])] for c, e in self.loo_by_C.items()]
         summary = [
             ["SVM (mu = 0) LOO error", "not printed", f"{e0:.3f} ({int(round(e0 * self.N))}/{self.N})"],
             ["minimum LOO error", f"{THESIS['loo_reduction']:.0%} below the SVM",
              f"{ek:.3f} ({int(round(ek * self.N))}/{self.N}) at mu = {self.mus[k]:.4f}: {e0 - ek:.3f} below "
              f"({(1 - ek / e0) if e0 > 0 else 0:.0%} relative)"],
             ["features at the minimum", str(THESIS["loo_min_selected"]),
-             f"{int(self.n_selected[k])}: UCI attributes {' '.join(str(v) for v in self.selected[k])}"],
+             "{}-{} over the plateau (first point: {}, UCI attributes {})".format(
+                 *self.plateau()["features"], int(self.n_selected[k]), " ".join(str(v) for v in self.selected[k]))],
             ["minimum holds for mu in", "", ", ".join(f"{self.mus[i]:.4f} ({int(self.n_selected[i])} feat.)"
                                                      for i in at_min)],
             ["features at the largest mu", "0 (as mu -> 1)", f"{int(self.n_selected[-1])} at mu = {self.mus[-1]:.4f}"],
@@ -224,6 +321,8 @@ class LungCancerResult:
             f"solver tol {self.info.get('tol'):g}",
             "C chosen by the LOO error of the plain SVM (mu = 0), ties to the smaller C: "
             + ", ".join(f"C={c:g}: {e:.3f}" for c, e in self.C_loo.items()) + f" -> C = {self.C:g}",
+            self.tie_text(),
+            f"at C = {self.C:g}: {self.plateau_text()}",
             f"exact LOO: {self.n_refits} refits at C = {self.C:g} (27 per mu, warm-started along mu); smallest "
             f"|f_-j(x_j)| = {self.min_abs_margin:.3g}; ties |f| <= {TIE:g} (errors): {int(self.n_ties.sum())}; "
             f"refits with b from the KKT midpoint (no free lam): {self.b_midpoint}",
@@ -233,7 +332,8 @@ class LungCancerResult:
             format_table(["", "003", "measured"], summary),
             "",
             "LOO path for every C of the grid:",
-            format_table(["C", "LOO at mu=0", "min LOO", "at mu", "#feat. there", "#feat. at largest mu"], by_c),
+            format_table(["C", "LOO at mu=0", "min LOO", "first at mu", "#feat. over its minimum", "mu > 0 beats SVM",
+                          "#feat. at largest mu"], by_c),
         ])
 
 
@@ -270,51 +370,122 @@ def compute(seed: int = DEFAULT_SEED, *, mus=None, C: float | None = None, tol: 
         paths[C] = loo_path(X, y, C, mus, tol=tol)
     models, margins, loo_models = paths[C]
     b_mid = sum(r.info.get("b_rule") in ("midpoint", "interval_end") for row in loo_models for r in row)
+    refined = refine_plateau(X, y, C, mus, loo_errors(margins), tol=tol)
     return LungCancerResult(
         seed=int(seed), C=C, C_loo=C_loo, mus=mus, loo_error=loo_errors(margins),
         n_selected=np.array([m.selected.size for m in models]), selected=[attrs[m.selected] for m in models],
         margins=margins, loo_by_C=loo_by_C, n_selected_by_C=nsel_by_C, b_midpoint=int(b_mid),
         n_refits=int(margins.size), N=X.shape[0], n=X.shape[1],
-        info={"tol": tol, "N1": int(np.sum(y > 0)), "N2": int(np.sum(y < 0)), "models": models})
+        info={"tol": tol, "N1": int(np.sum(y > 0)), "N2": int(np.sum(y < 0)), "models": models}, refined=refined)
 
 
-def plot(result: LungCancerResult):
-    """Three panels against ``artanh(mu)``: LOO error (003 Fig. 4), #features (Fig. 5), LOO for every C."""
-    t = selectivity_axis(result.mus)
-    k = result.minimum()
-    e = result.loo_error
-    fig, axes = new_figure(1, 3, width=16.0, height=5.6)
-    ax = axes[0, 0]
+def _to_json(r: LungCancerResult) -> dict:
+    """The tie at mu = 0, every C's outcome, and the LOO minimum at C as a plateau with its feature range."""
+    N, t = r.N, np.round(selectivity_axis(r.mus), 10)
+
+    def per_c(c):
+        e, p = r.loo_by_C[c], r.plateau(c)
+        return {"C": c, "svm_loo_errors": round(e[0] * N), "min_loo_errors": round(e.min() * N),
+                "best_loo_errors_mu_gt_0": round(e[1:].min() * N) if e.size > 1 else None,
+                "mu_gt_0_beats_svm": r.beats_svm(c), "plateau_artanh": [float(t[i]) for i in p["index"]],
+                "plateau_features": list(p["features"]), "features_at_largest_mu": int(r.n_selected_by_C[c][-1])}
+
+    ref = r.refined_plateau()
+    p = r.plateau()
+    return {
+        "figure": "support-features-lung-cancer", "paper": "003 Figs. 4, 5", "N": N, "n": r.n, "Cs": list(r.loo_by_C),
+        "artanh_mu": [float(v) for v in t], "thesis": dict(THESIS),
+        "tie": {"tied_C": r.tied_C(), "svm_loo_errors": round(r.C_loo[r.tied_C()[0]] * N),
+                "rule": "the smallest LOO error of the plain SVM (mu = 0); ties to the smaller C", "chosen_C": r.C},
+        "by_C": [per_c(c) for c in r.loo_by_C],
+        "chosen": {"C": r.C, "svm_loo_errors": round(r.loo_error[0] * N), "min_loo_errors": round(r.loo_error.min() * N),
+                   "plateau_artanh": [float(t[i]) for i in p["index"]], "plateau_features": list(p["features"]),
+                   "first_minimum_attributes": [int(v) for v in r.selected[r.minimum()]]},
+        "refined": ({"step": float(np.diff(r.refined["artanh"][:2])[0]) if r.refined["artanh"].size > 1 else 0.0,
+                     "min_loo_errors": round(ref["loo_error"] * N),
+                     "plateau_artanh": [float(v) for v in ref["artanh"]], "plateau_features": list(ref["features"]),
+                     "distinct_feature_counts": ref["distinct"]} if ref is not None
+                    else {"skipped": r.refined.get("skipped", "not computed")}),
+    }
+
+
+def to_json(result: LungCancerResult) -> dict:
+    """``result.to_json()``: what ``svmref figure support-features-lung-cancer --json FILE`` writes."""
+    return result.to_json()
+
+
+def _shade_plateau(ax, result: LungCancerResult):
+    """Shade the LOO plateau at C in artanh(mu): the refined one when computed, else the grid's."""
+    t, ref = selectivity_axis(result.mus), result.refined_plateau()
+    lo, hi = (ref["artanh"].min(), ref["artanh"].max()) if ref is not None else \
+        (t[result.plateau()["index"]].min(), t[result.plateau()["index"]].max())
+    ax.axvspan(lo - 0.01, hi + 0.01, color="tab:red", alpha=0.12, lw=0, label=f"LOO minimum: artanh(mu) {lo:g}-{hi:g}")
+
+
+def _loo_panel(ax, result: LungCancerResult):
+    t, k, e, N = selectivity_axis(result.mus), result.minimum(), result.loo_error, result.N
     ax.plot(t, e, "o-", color="tab:blue", ms=4, label=f"support features machine, C = {result.C:g}")
-    ax.axhline(e[0], color="0.5", ls=":", lw=1.2, label=f"SVM (mu = 0): {e[0]:.3f} ({round(e[0] * result.N)}/{result.N})")
-    sel = [str(v) for v in result.selected[k]]
-    attrs = ",\n".join(", ".join(sel[i:i + 9]) for i in range(0, len(sel), 9)) if len(sel) <= 27 else "(see --print)"
-    ax.plot(t[k], e[k], "*", color="tab:red", ms=15,
-            label=f"minimum {e[k]:.3f} ({round(e[k] * result.N)}/{result.N}) at mu = {result.mus[k]:.3f}\n"
-                  f"{int(result.n_selected[k])} features (UCI attributes):\n{attrs}")
+    ax.axhline(e[0], color="0.5", ls=":", lw=1.2, label=f"SVM (mu = 0): {e[0]:.3f} ({round(e[0] * N)}/{N})")
+    ref = result.refined_plateau()
+    if ref is not None:
+        ax.plot(result.refined["artanh"], result.refined["loo_error"], ".", color="tab:orange", ms=3,
+                label=f"{REFINE}x finer grid around the minimum")
+    g = result.plateau()
+    label = (f"minimum on the grid {e[k]:.3f} ({round(e[k] * N)}/{N}) at {g['index'].size} value(s) of mu:\n"
+             f"{g['features'][0]}-{g['features'][1]} features there")
+    if ref is not None:
+        label += (f"\n{REFINE}x finer grid: minimum {round(ref['loo_error'] * N)}/{N} on artanh(mu) "
+                  f"{ref['artanh'].min():g}-{ref['artanh'].max():g},\n{ref['features'][0]}-{ref['features'][1]} features there")
+    ax.plot(t[k], e[k], "*", color="tab:red", ms=15, label=label)
+    _shade_plateau(ax, result)
     ax.set_xlabel("artanh(mu)")
-    ax.set_ylabel(f"leave-one-out error rate (N = {result.N})")
+    ax.set_ylabel(f"leave-one-out error rate (N = {N})")
     ax.set_title("LOO error vs selectivity (003 Fig. 4)", fontsize=10)
-    ax.legend(fontsize=8, loc="lower right")
-    ax = axes[0, 1]
+    ax.legend(fontsize=7, loc="lower right")
+
+
+def _features_panel(ax, result: LungCancerResult):
+    t, ref = selectivity_axis(result.mus), result.refined_plateau()
     ax.plot(t, result.n_selected, "o-", color="tab:green", ms=4, label=f"selected features, C = {result.C:g}")
-    ax.plot(t[k], result.n_selected[k], "*", color="tab:red", ms=15, label="at the LOO minimum")
+    if ref is not None:
+        ax.plot(ref["artanh"], np.asarray(result.refined["n_selected"])[ref["index"]], ".", color="tab:orange", ms=4,
+                label="on the LOO plateau (finer grid): {}-{}".format(*ref["features"]))
+    idx = result.plateau()["index"]
+    ax.plot(t[idx], result.n_selected[idx], "*", color="tab:red", ms=13,
+            label="on the LOO plateau (grid): {}-{}".format(*result.plateau()["features"]))
+    _shade_plateau(ax, result)
     ax.set_xlabel("artanh(mu)")
     ax.set_ylabel(f"number of features (of {result.n})")
     ax.set_title("selected features vs selectivity (003 Fig. 5)", fontsize=10)
     ax.legend(fontsize=8)
-    ax = axes[0, 2]
+
+
+def _by_c_panel(ax, result: LungCancerResult):
+    t, tied, N = selectivity_axis(result.mus), result.tied_C(), result.N
     for c, err in result.loo_by_C.items():
-        ax.plot(t, err, "o-" if c == result.C else ".-", ms=4 if c == result.C else 3,
-                lw=2.0 if c == result.C else 1.0,
-                label=f"C = {c:g} ({int(result.n_selected_by_C[c][-1])} features at artanh(mu) = {t[-1]:g})")
+        tie = (f"tied at mu = 0; mu > 0 beats it: {'yes' if result.beats_svm(c) else 'no'}" if c in tied
+               else f"mu = 0: {round(err[0] * N)}/{N}")
+        ax.plot(t, err, marker="o" if c == result.C else ".", ms=4 if c == result.C else 3,
+                lw=2.0 if c == result.C else 1.0, ls="-" if c in tied else ":",
+                label=f"C = {c:g}: {tie}; {int(result.n_selected_by_C[c][-1])} feat. at artanh(mu) = {t[-1]:g}")
     ax.set_xlabel("artanh(mu)")
     ax.set_ylabel("leave-one-out error rate")
-    ax.set_title("LOO error for every C of the grid (C chosen at mu = 0)", fontsize=10)
-    ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False)
+    ax.set_title(f"LOO error for every C: {len(tied)}-way tie at mu = 0 "
+                 f"({round(result.C_loo[tied[0]] * N)}/{N}: C = {', '.join(f'{c:g}' for c in tied)}),\n"
+                 f"broken to the smaller C = {tied[0]:g} (solid lines: the tied C)", fontsize=9)
+    ax.legend(fontsize=7, ncol=1, loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False)
+
+
+def plot(result: LungCancerResult):
+    """Three panels against ``artanh(mu)``: LOO error (003 Fig. 4) and #features (Fig. 5), each with the LOO plateau
+    shaded, and the LOO error for every C with the tied C at mu = 0 marked."""
+    fig, axes = new_figure(1, 3, width=17.0, height=6.4)
+    _loo_panel(axes[0, 0], result)
+    _features_panel(axes[0, 1], result)
+    _by_c_panel(axes[0, 2], result)
     fig.suptitle(f"Support features machine on UCI Lung Cancer ({result.N} patients: class 3 vs 1, 2; "
-                 f"n = {result.n}), C = {result.C:g} chosen by the SVM's LOO error; exact LOO, tol {result.info['tol']:g}",
-                 fontsize=11)
+                 f"n = {result.n}), C = {result.C:g} (the smallest of the C tied at the SVM's best LOO error); "
+                 f"exact LOO, tol {result.info['tol']:g}", fontsize=11)
     return fig
 
 

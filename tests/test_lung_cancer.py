@@ -187,6 +187,66 @@ def test_fast_figure_numbers(fast, data):
     assert f"C = {fast.C:g}" in text and "UCI attributes" in text and "6% below the SVM" in text
 
 
+def test_fast_tie_and_plateau_equal_the_paths(fast):
+    """The tie at mu = 0, each tied C's outcome and the plateau's feature range, recomputed from the per-C paths;
+    the report, the JSON and the third panel say the same."""
+    import json
+
+    N = fast.N
+    count = {c: round(e[0] * N) for c, e in fast.loo_by_C.items()}
+    tied = sorted(c for c in count if count[c] == min(count.values()))
+    assert fast.tied_C() == tied and fast.C == tied[0]
+    js = json.loads(json.dumps(LC.to_json(fast), allow_nan=False))
+    assert js["tie"]["tied_C"] == tied and js["tie"]["chosen_C"] == fast.C
+    assert js["tie"]["svm_loo_errors"] == min(count.values())
+    for row in js["by_C"]:
+        e, n = fast.loo_by_C[row["C"]], fast.n_selected_by_C[row["C"]]
+        on_min = e == e.min()
+        assert row["mu_gt_0_beats_svm"] == any(round(v * N) < count[row["C"]] for v in e[1:])
+        assert row["plateau_features"] == [int(n[on_min].min()), int(n[on_min].max())]
+        assert row["best_loo_errors_mu_gt_0"] == round(e[1:].min() * N)
+    text = fast.report()
+    assert f"{len(tied)}-way tie at mu = 0 ({min(count.values())}/{N}): C = " + ", ".join(f"{c:g}" for c in tied) in text
+    for c in tied:
+        assert f"C = {c:g}: " + ("yes" if fast.beats_svm(c) else "no") in text
+    title = LC.plot(fast).get_axes()[2].get_title()
+    assert f"{len(tied)}-way tie at mu = 0" in title and f"smaller C = {tied[0]:g}" in title
+
+
+def test_fast_refined_plateau_agrees_with_the_grid(fast, data):
+    """The refined grid runs from the grid point before the plateau to the one after, REFINE times finer; where
+    it meets the coarse grid its LOO errors are the coarse ones (an independent path: other warm starts)."""
+    t = np.arctanh(fast.mus)
+    ref = fast.refined
+    idx = fast.plateau()["index"]
+    assert ref["artanh"][0] == pytest.approx(t[max(idx[0] - 1, 0)], abs=1e-9)
+    assert ref["artanh"][-1] == pytest.approx(t[min(idx[-1] + 1, t.size - 1)], abs=1e-9)
+    assert np.allclose(np.diff(ref["artanh"]), (t[1] - t[0]) / LC.REFINE, rtol=0, atol=1e-9)
+    common = [(i, int(np.flatnonzero(np.isclose(t, a, atol=1e-9))[0])) for i, a in enumerate(ref["artanh"])
+              if np.any(np.isclose(t, a, atol=1e-9))]
+    assert len(common) >= 2
+    for i, k in common:
+        assert ref["loo_error"][i] == fast.loo_error[k] and ref["n_selected"][i] == fast.n_selected[k]
+    p = fast.refined_plateau()
+    on = ref["loo_error"] == ref["loo_error"].min()
+    assert p["features"] == (int(ref["n_selected"][on].min()), int(ref["n_selected"][on].max()))
+    assert "finer grid" in fast.plateau_text() and "{}-{} features".format(*p["features"]) in fast.plateau_text()
+
+
+def test_refine_plateau_spans_the_neighbours_of_the_plateau(data):
+    """From the grid point before the first minimum to the one after the last, ``factor`` times finer; a fine
+    grid over REFINE_MAX values is skipped with a reason."""
+    X, y = data
+    mus = np.tanh([0.0, 0.5, 1.0, 1.5])
+    ref = LC.refine_plateau(X, y, 0.1, mus, [0.3, 0.2, 0.3, 0.3], factor=5)
+    np.testing.assert_allclose(ref["artanh"], np.linspace(0.0, 1.0, 11), rtol=0, atol=1e-12)
+    assert ref["loo_error"].shape == ref["n_selected"].shape == (11,)
+    ref = LC.refine_plateau(X, y, 0.1, mus, [0.3, 0.3, 0.2, 0.2], factor=2)
+    np.testing.assert_allclose(ref["artanh"], np.linspace(0.5, 1.5, 5), rtol=0, atol=1e-12)
+    skipped = LC.refine_plateau(X, y, 0.1, mus, [0.2, 0.2, 0.2, 0.2], factor=1000)
+    assert set(skipped) == {"skipped"} and str(LC.REFINE_MAX) in skipped["skipped"]
+
+
 def test_fast_figure_draws_three_panels(fast):
     fig = LC.plot(fast)
     axes = fig.get_axes()
@@ -218,8 +278,16 @@ def test_documented_numbers(data):
     five = int(np.flatnonzero(r.n_selected == 5)[0])
     assert art[five] == 0.5 and list(r.selected[five]) == [9, 20, 21, 24, 38] and round(r.loo_error[five] * N) == 11
     assert art[int(np.flatnonzero(r.n_selected == 0)[0])] == 1.5 and np.all(r.n_selected[art >= 1.5] == 0)
+    # the five-way tie at mu = 0 (7/27), broken to the smaller C; at the other tied C no mu > 0 even equals the SVM
+    assert r.tied_C() == [0.1, 1.0, 3.0, 10.0, 100.0] and r.beats_svm(0.1)
     for c in (1.0, 3.0, 10.0, 100.0):
-        assert r.loo_by_C[c].min() == r.loo_by_C[c][0] and 12 <= r.n_selected_by_C[c][-1] <= 13
+        assert not r.beats_svm(c) and round(r.loo_by_C[c][1:].min() * N) == 8 and 12 <= r.n_selected_by_C[c][-1] <= 13
+    # the LOO minimum at C = 0.1 as a plateau: 18 features at both grid points; 15-18 on the 10x finer grid, where
+    # it holds for artanh(mu) = 0.25-0.315 (14 values, feature counts 15, 17, 18)
+    assert r.plateau()["features"] == (18, 18)
+    p = r.refined_plateau()
+    assert round(p["loo_error"] * N) == 5 and p["index"].size == 14 and p["features"] == (15, 18)
+    assert (round(p["artanh"].min(), 3), round(p["artanh"].max(), 3)) == (0.25, 0.315) and p["distinct"] == [15, 17, 18]
     assert r.n_ties.sum() == 0 and r.min_abs_margin > 100 * LC.TIE
     # C = 0.3: the minimum 5/27 is also reached with exactly 5 features (UCI 20 21 38 54 57)
     models, margins, _ = LC.loo_path(*data, 0.3, r.mus)
