@@ -509,6 +509,22 @@ def svr_polish(K, y, C, eps, beta, tol):
     return best
 
 
+
+def _solved(prob, solver, options, *variables):
+    """``prob`` solved quietly by ``solver``: the ``variables``' values, or ``None`` where the solver fails or gives
+    no optimal point (a scaled re-solve is a candidate, certified afterwards, never an answer by itself)."""
+    import cvxpy as cp
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            prob.solve(solver=solver, **(options or {}))
+    except (cp.error.SolverError, ValueError):
+        return None
+    if any(v.value is None for v in variables) or prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+        return None
+    return [np.asarray(v.value, dtype=float) for v in variables]
+
 def svr_scaled_candidates(K, y, C, eps, *, solver: str = "CLARABEL", options: dict | None = None):
     """Candidates from re-solves of the epsilon-SVR dual in better scaling, as :func:`box_scaled_candidates` does for
     the box duals: ``alpha^+- = sigma a'^+-``, ``kappa = max|K|`` (or 1 when K = 0), so that the problem solved is
@@ -534,16 +550,9 @@ def svr_scaled_candidates(K, y, C, eps, *, solver: str = "CLARABEL", options: di
         cons = [cp.sum(d) == 0, ap >= 0, am >= 0]
         if not drop_upper:
             cons += [ap <= C / sigma, am <= C / sigma]
-        prob = cp.Problem(cp.Minimize(objective), cons)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                prob.solve(solver=solver, **(options or {}))
-        except (cp.error.SolverError, ValueError):
-            continue
-        if ap.value is None or am.value is None or prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-            continue
-        yield sigma * (np.asarray(ap.value, dtype=float) - np.asarray(am.value, dtype=float))
+        got = _solved(cp.Problem(cp.Minimize(objective), cons), solver, options, ap, am)
+        if got is not None:
+            yield sigma * (got[0] - got[1])
 
 
 def svr_scaled_resolve(K, y, C, eps, tol):
@@ -839,16 +848,9 @@ def box_scaled_candidates(kind, K, y, C, *, solver: str = "CLARABEL", options: d
         cons = [y @ a == 0, a >= lo]
         if kind != "l2" and not drop_upper:
             cons.append(a <= C / sigma)
-        prob = cp.Problem(cp.Minimize(quad - cp.sum(a)), cons)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                prob.solve(solver=solver, **(options or {}))
-        except (cp.error.SolverError, ValueError):
-            continue
-        if a.value is None or prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-            continue
-        yield sigma * np.asarray(a.value, dtype=float)
+        got = _solved(cp.Problem(cp.Minimize(quad - cp.sum(a)), cons), solver, options, a)
+        if got is not None:
+            yield sigma * got[0]
 
 
 def clarabel_box_dual(kind, K, y, C, options: dict | None = None):

@@ -38,7 +38,7 @@ def _need(ok: bool, why: str):
     if not ok:
         if REQUIRED:
             pytest.fail(why + " (SVMREF_REQUIRE_BROWSER=1)")
-        pytest.skip(why)
+        pytest.skip(reason=why)
 
 
 class _Page(HTMLParser):

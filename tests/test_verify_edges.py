@@ -493,21 +493,13 @@ def test_from_data_near_the_float_range_is_the_instance_of_the_unit_data():
     assert np.allclose(big.X, plain.X, rtol=1e-12, atol=1e-12) and np.any(big.X != 0.0)
 
 
-def test_instances_with_one_name_but_other_data_never_share_a_reference():
+def test_instances_with_one_name_but_other_data_never_share_a_reference(user):
     """Two from_data instances with the same name, kernel, hyperparameters and size but other targets: each is
-    held to its own reference (the cache key digests the data). An exact LS-SVM solve, here a linear system written
-    out from 000 eqs. (2), (7), passes on both; with a shared cache the second failed with an objective gap of 3."""
+    held to its own reference (the cache key digests the data). The user module's exact LS-SVM solve (its KKT system,
+    000 eqs. (2), (7)) passes on both; with a shared cache the second failed with an objective gap of 3."""
     X, y = _two_classes()
     z = np.where(np.arange(y.size) % 3 == 0, -y, y)  # other labels, same name and size
-
-    def exact(K, y, C):
-        N = y.size
-        A = np.zeros((N + 1, N + 1))
-        A[0, 1:] = A[1:, 0] = y
-        A[1:, 1:] = y[:, None] * K * y[None, :] + np.eye(N) / C
-        sol = np.linalg.solve(A, np.r_[0.0, np.ones(N)])
-        return sol[1:], float(sol[0])
-
+    exact = _load(user, "exact")
     first, second = from_data(X, y, "ls_svm"), from_data(X, z, "ls_svm")
     assert first.key() != second.key()
     for inst in (first, second):

@@ -202,7 +202,7 @@ class SolverCheck:
         rec = check_instance(self.fn, self.instance, self.formulation, tol=self.tol, timeout=self.timeout,
                              name=self.name, **self.options)
         if rec.passed is None:
-            pytest.skip(f"not judged by verify ({rec.verdict}): {rec.reason}")
+            pytest.skip(reason=f"not judged by verify ({rec.verdict}): {rec.reason}")
         return rec
 
     def __repr__(self) -> str:
