@@ -213,29 +213,32 @@ def _line_search(w, u, mu, yi, yj, tmax, bp, ds):  # noqa: C901
     s = 0.0
     v = yi - yj  # phi'(0), exact
     bmin = tmax
+    # one pass without data-dependent branches (the pattern of w and u changes every step, so branches
+    # mispredict; a breakpoint is written at bp[m] always and kept by m += ok)
     for k in range(n):
         uk = u[k]
-        if uk == 0.0:
-            continue
         wk = w[k]
-        v -= _soft(wk, mu) * half * uk
+        nz = uk != 0.0
+        v -= (max(wk - mu, 0.0) + min(wk + mu, 0.0)) * half * uk
         # active just after t = 0 (the tie |w_k| = mu counts when w moves outward)
-        if wk > mu or wk < -mu or (wk == mu and uk > 0.0) or (wk == -mu and uk < 0.0):
-            s -= uk * uk * half
-        # upper threshold +mu: entering when moving up (uk > 0), leaving when moving down
-        tb = (mu - wk) / uk
-        if tb > 0.0 and tb < tmax:
-            bp[m] = tb
-            ds[m] = -uk * uk * half if uk > 0.0 else uk * uk * half
-            m += 1
-            bmin = min(bmin, tb)
+        act = (wk > mu) | (wk < -mu) | ((wk == mu) & (uk > 0.0)) | ((wk == -mu) & (uk < 0.0))
+        q = uk * abs(uk) * half
+        s -= abs(q) * act
+        us = uk if nz else 1.0
+        # upper threshold +mu: entering when moving up (uk > 0: slope -u^2 half), leaving when moving down
+        tb = (mu - wk) / us
+        ok = nz & (tb > 0.0) & (tb < tmax)
+        bp[m] = tb
+        ds[m] = -q
+        m += ok
+        bmin = min(bmin, tb if ok else tmax)
         # lower threshold -mu: entering when moving down (uk < 0), leaving when moving up
-        tb = (-mu - wk) / uk
-        if tb > 0.0 and tb < tmax:
-            bp[m] = tb
-            ds[m] = -uk * uk * half if uk < 0.0 else uk * uk * half
-            m += 1
-            bmin = min(bmin, tb)
+        tb = (-mu - wk) / us
+        ok = nz & (tb > 0.0) & (tb < tmax)
+        bp[m] = tb
+        ds[m] = q
+        m += ok
+        bmin = min(bmin, tb if ok else tmax)
     if v <= 0.0:
         return 0.0
     # the common case near convergence: the zero of the first linear piece lies before the first
@@ -265,17 +268,19 @@ def _line_search(w, u, mu, yi, yj, tmax, bp, ds):  # noqa: C901
             bp[0] = bp[size]
             ds[0] = ds[size]
             _heap_down(bp, ds, size, 0)
-    # exact value and slope on the final segment (start at tprev, inside the segment just after it)
+    # exact value at tprev and slope on the final segment (tprev, nxt), without data-dependent branches. The
+    # slope is judged at the segment's midpoint, where no |w_k + t u_k| is at mu: judged at tprev, a feature whose
+    # breakpoint is tprev sits at mu only up to rounding and could count on the wrong side (the step overshot)
     v = yi - yj
     s = 0.0
+    tmid = 0.5 * (tprev + nxt)
     for k in range(n):
         uk = u[k]
-        if uk == 0.0:
-            continue
         wt = w[k] + tprev * uk
-        v -= _soft(wt, mu) * half * uk
-        if wt > mu or wt < -mu or (wt >= mu and uk > 0.0) or (wt <= -mu and uk < 0.0):
-            s -= uk * uk * half
+        v -= (max(wt - mu, 0.0) + min(wt + mu, 0.0)) * half * uk
+        wm = w[k] + tmid * uk
+        act = (wm > mu) | (wm < -mu)
+        s -= uk * uk * half * act
     if v <= 0.0:
         return tprev
     if s >= 0.0:

@@ -37,6 +37,7 @@ from ._result import (
     warn_suboptimal,
 )
 from ._sfm_engine import REFRESH_EVERY, _refresh, _rejudge, _smo
+from ._sfm_newton import newton_phase
 from ._smo_common import best_bias
 from ._smo_common import bias as _libsvm_bias
 
@@ -176,7 +177,8 @@ CACHE_SIZE_MB = 200.0
 
 
 def support_features(X, y, C=1.0, mu=0.0, *, tol=1e-3, gap_tol=None, max_iter=None, lam0=None, b_rule="eq11",
-                     wss="first", shrinking=True, use_gram="auto", cache_size=CACHE_SIZE_MB, gram=None) -> SFMResult:
+                     wss="first", shrinking=True, use_gram="auto", cache_size=CACHE_SIZE_MB, gram=None,
+                     newton=True) -> SFMResult:
     """Train the support features machine (003, eq. (5)) by the generalised SMO on its dual (003, eq. (10)).
 
     Parameters
@@ -234,21 +236,28 @@ def support_features(X, y, C=1.0, mu=0.0, *, tol=1e-3, gap_tol=None, max_iter=No
         diagonal and one column), or a ``RawKernel(X, "linear")`` on this same ``X`` whose cache is to be
         reused across calls. ``cache_size`` is then not used. Needs ``use_gram`` not ``False``.
 
+    newton : bool
+        Newton steps on the free set between pair steps (default ``True``;
+        :mod:`svmref.solvers._sfm_newton`): once the KKT gap is below 0.3, each Newton step moves towards the
+        maximiser of (10) with the free patterns and the active features held, by the exact line search of the pair
+        step, and ``N // 10`` pair steps (at least 20) follow it; ``info["newton_steps"]``. ``False``: SMO alone.
+
     Returns
     -------
     SFMResult
     """
     t0 = _time.perf_counter()
-    s = _setup(X, y, C, mu, tol, gap_tol, max_iter, lam0, b_rule, wss, shrinking, use_gram, cache_size, gram)
+    s = _setup(X, y, C, mu, tol, gap_tol, max_iter, lam0, b_rule, wss, shrinking, use_gram, cache_size, gram, newton)
     w, F, n_iter, gap, code, info, why = _solve(s)
     return _finish(s, w, F, n_iter, gap, code, t0, info, why=why)
 
 
 #: The checked arguments of :func:`support_features` (``lam`` the start, updated in place by the engine).
-_Setup = namedtuple("_Setup", "X y C mu tol gap_tol max_iter b_rule use_gram seam shrinking wss lam")
+_Setup = namedtuple("_Setup", "X y C mu tol gap_tol max_iter b_rule use_gram seam shrinking wss lam newton")
 
 
-def _setup(X, y, C, mu, tol, gap_tol, max_iter, lam0, b_rule, wss, shrinking, use_gram, cache_size, gram) -> _Setup:
+def _setup(X, y, C, mu, tol, gap_tol, max_iter, lam0, b_rule, wss, shrinking, use_gram, cache_size, gram,
+           newton=True) -> _Setup:
     """The arguments of :func:`support_features`, checked in the order its errors are documented."""
     X, y = _check_data(X, y)
     C = check_positive(C, "C")
@@ -265,7 +274,9 @@ def _setup(X, y, C, mu, tol, gap_tol, max_iter, lam0, b_rule, wss, shrinking, us
     if wss not in ("second", "first"):
         raise ValueError(f"wss must be 'second' or 'first'; got {wss!r}")
     lam = np.zeros(N) if lam0 is None else _check_lam0(lam0, y, C)
-    return _Setup(X, y, C, mu, tol, gap_tol, max_iter, b_rule, use_gram, seam, bool(shrinking), wss, lam)
+    if not isinstance(newton, (bool, np.bool_)):
+        raise ValueError(f"newton must be True or False; got {newton!r}")
+    return _Setup(X, y, C, mu, tol, gap_tol, max_iter, b_rule, use_gram, seam, bool(shrinking), wss, lam, bool(newton))
 
 
 def _solve(s: _Setup):
@@ -293,7 +304,7 @@ def _solve(s: _Setup):
     def holds():
         return certified_gap(s.X, s.y, s.lam, w, F, s.C, s.mu).holds(s.gap_tol)
 
-    n_iter, gap, code, n_refresh, min_rows = engine(s.tol, s.max_iter)
+    n_iter, gap, code, n_refresh, min_rows, n_newton = _first_solve(s, w, F, engine, holds)
     kkt_tol, rounds = s.tol, 0
     while code == 0 and rounds < 8 and not holds():
         kkt_tol, rounds = kkt_tol / 10.0, rounds + 1
@@ -311,8 +322,20 @@ def _solve(s: _Setup):
         gap, code, why = _judge_tightened(s, w, F, code, kkt_tol, rounds)
     info = {"n_refresh": int(n_refresh), "gram": bool(s.use_gram), "cache": s.seam.cache_info() if s.use_gram else None,
             "min_unshrunk": int(min_rows), "kkt_tol_rounds": int(rounds), "kkt_tol_reached": float(kkt_tol),
-            "newton_polish_steps": int(polished)}
+            "newton_polish_steps": int(polished), "newton_steps": int(n_newton)}
     return w, F, int(n_iter), float(gap), int(code), info, why
+
+
+def _first_solve(s: _Setup, w, F, engine, holds):
+    """The first solve to ``tol``: with ``s.newton``, SMO and Newton steps on the free set alternately
+    (:func:`svmref.solvers._sfm_newton.newton_phase`), then SMO to ``tol`` from where that phase stopped (at once
+    when it converged: the stopping rule on exact numbers); plain SMO otherwise.
+    Returns ``(n_iter, gap, code, n_refresh, min_rows, n_newton)``."""
+    if not s.newton:
+        return (*engine(s.tol, s.max_iter), 0)
+    n_iter, n_refresh, min_rows, n_newton = newton_phase(s, w, F, engine, holds)
+    it2, gap, code, nr2, mr2 = engine(s.tol, max(s.max_iter - n_iter, 0))
+    return n_iter + int(it2), gap, code, n_refresh + int(nr2), min(min_rows, int(mr2)), n_newton
 
 
 #: Below this ``tol`` the solve ends with Newton polish steps on the free set (:func:`_polish`), as the box-dual
