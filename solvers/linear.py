@@ -55,7 +55,17 @@ Accuracy of the Cholesky path.  After ``potrf`` the reciprocal condition number 
 matrix ``A = K + shift I`` is estimated by LAPACK ``pocon`` (Hager/Higham 1-norm estimator, O(N^2) from the
 factor and ``||A||_1``).  When ``eps cond_1(A) > 1e-12`` one or two steps of iterative refinement
 ``X <- X + A^-1 (R - A X)`` are applied (residual with the original ``A``: ``K`` itself, or with
-``overwrite_K=True`` the triangle ``potrf`` left untouched, by BLAS ``symm``).  The expected relative accuracy
+``overwrite_K=True`` the triangle ``potrf`` left untouched, by BLAS ``symm``).
+
+Mixed precision.  From ``N = MIXED_MIN_N`` on, while ``u_32 ||A||_1 / shift`` (a bound on ``u_32 cond_2(A)`` for a
+positive semidefinite K) is small enough to pay, ``A`` is factorised in float32 (``spotrf``: half the time and half
+the memory of ``dpotrf``) and the solution refined in float64 against the original K until dsposv's backward-error
+test holds (:func:`_mixed_solve`): the accuracy of the float64 factorisation at about 0.6 of its cost.  ``rcond``
+is then ``spocon``'s on the float32 factor and ``info["precision"]`` is ``"mixed"`` (else ``"float64"``).  The
+refinement's last product ``A X`` also serves the certificate, which therefore needs no further pass over K.  A
+float32 factorisation that breaks down, or a refinement that stops contracting, hands over to the float64 path.
+
+The expected relative accuracy
 of the solution is ``eps cond_1(A)`` (the forward-error bound of a backward-stable solve); when it is worse
 than ``tol`` an :class:`IllConditionedWarning` says so with the number, and ``status="numerical_issue"``.
 ``info["rcond"]``, ``info["expected_rel_error"]`` and ``info["refinement_steps"]`` report it.
@@ -108,6 +118,13 @@ GAP_TOL = 1e-8
 #: Iterative refinement is applied when ``eps cond_1`` exceeds this (below it the Cholesky solution is
 #: already accurate to about 1e-12, and a refinement step would cost a third of the solve).
 _REFINE_ABOVE = 1e-12
+#: The mixed-precision Cholesky path (:func:`_mixed_solve`) is tried from this many patterns on ...
+MIXED_MIN_N = 1024
+#: ... when ``u_32 ||A||_1 / shift`` is at most this times ``max(1, N / 2000)`` (:func:`_mixed_worthwhile`).
+_MIXED_COND = 0.1
+#: Refinement steps of the mixed-precision path before it gives up (LAPACK dsposv's ITERMAX).
+_MIXED_STEPS = 30
+_U32 = float(np.finfo(np.float32).eps) / 2.0
 
 
 @dataclass(frozen=True, repr=False)
@@ -242,7 +259,7 @@ def _shifted_solve(K: np.ndarray, shift: float, R: np.ndarray, overwrite_K: bool
     """``(X, method, message, report)`` of :func:`_shifted_solve_applied` (its ``apply`` left out), ``X`` in the units
     of ``K``: solves ``(K + shift I) X = R`` in the scale of K (module docstring, "Scale")."""
     s, inv, rows_s = _scaled_rows(K, rows, None, int(np.frexp(shift)[1]))
-    X, method, message, report, _ = _shifted_solve_applied(K, shift * inv, R, overwrite_K, rows_s, inv)
+    X, method, message, report, *_ = _shifted_solve_applied(K, shift * inv, R, overwrite_K, rows_s, inv)
     return X * inv, method, message, report
 
 
@@ -251,11 +268,12 @@ def _shifted_solve_applied(K: np.ndarray, shift: float, R: np.ndarray, overwrite
     """Solve ``(K inv + shift I) X = R`` for the columns of ``R`` with one factorisation (``inv``: ``1/s`` of
     :func:`_pow2_scale`, a power of 2; ``shift`` and ``rows`` are already in that scale).
 
-    Returns ``(X, method, message, report, apply)``; ``report`` (Cholesky path only, else empty) holds ``rcond``,
+    Returns ``(X, method, message, report, apply, product)``; ``report`` (Cholesky path only, else empty) holds ``rcond``,
     ``expected_rel_error`` and ``refinement_steps`` (module docstring); ``apply(V) = (K inv + shift I) V`` with the
     original ``K`` (times ``inv``, exact: from the untouched triangle when ``overwrite_K`` or ``inv != 1``), for the
-    certificate.  ``rows`` are the row sums of ``|K inv|`` (:func:`_scaled_rows`; computed here by the same scan
-    when not given), for ``||K inv + shift I||_1``.
+    certificate; ``product`` is ``(K inv + shift I) X`` where the path computed it anyway (the mixed-precision path,
+    :func:`_mixed_solve`, tried first), else None.  ``rows`` are the row sums of ``|K inv|`` (:func:`_scaled_rows`;
+    computed here by the same scan when not given), for ``||K inv + shift I||_1``.
 
     ``K`` (C-contiguous, symmetric) is copied once into ``W`` (times ``inv``) unless ``overwrite_K``.  ``W.T`` is a
     Fortran-ordered view of the same memory and, ``K`` being symmetric, the same matrix, so LAPACK factorises
@@ -266,6 +284,9 @@ def _shifted_solve_applied(K: np.ndarray, shift: float, R: np.ndarray, overwrite
     N = K.shape[0]
     if rows is None:
         rows = scan_gram(K, 64)[3] * inv  # row sums of |K inv|, before K may be overwritten
+    mixed = _mixed_solve(K, shift, R, rows, inv)
+    if mixed is not None:
+        return mixed
     if overwrite_K:
         W = K
         if inv != 1.0:
@@ -289,7 +310,8 @@ def _shifted_solve_applied(K: np.ndarray, shift: float, R: np.ndarray, overwrite
         apply = _applier(K if not overwrite_K and inv == 1.0 else None, L, d_saved, shift)
         if acc > _REFINE_ABOVE:
             X, steps = _refine(apply, L, R, X)
-        return X, "cholesky", "", {"rcond": rcond, "expected_rel_error": acc, "refinement_steps": steps}, apply
+        return X, "cholesky", "", {"rcond": rcond, "expected_rel_error": acc, "refinement_steps": steps,
+                                    "precision": "float64"}, apply, None
     if info < 0:  # pragma: no cover
         raise RuntimeError(f"LAPACK dpotrf: illegal argument {-info}")
     # ---- fallback: K + shift I is numerically not positive definite --------------------------------
@@ -303,7 +325,7 @@ def _shifted_solve_applied(K: np.ndarray, shift: float, R: np.ndarray, overwrite
         X, info2 = lapack.dsytrs(ldu, ipiv, R, lower=1)
         if info2 == 0 and np.all(np.isfinite(X)):
             warnings.warn(msg, LinAlgWarning, stacklevel=4)
-            return X, "ldl", msg, {}, (lambda V: A @ V)
+            return X, "ldl", msg, {}, (lambda V: A @ V), None
     # ---- exactly singular: minimum-norm solution through the eigendecomposition ------------------
     w, V = np.linalg.eigh(A)
     cut = N * _EPS * max(float(np.max(np.abs(w))), 1.0)
@@ -312,7 +334,85 @@ def _shifted_solve_applied(K: np.ndarray, shift: float, R: np.ndarray, overwrite
     msg = (f"K + I*{shift / inv:.3g} is singular to working precision ({int(np.sum(~keep))} eigenvalues with "
            f"|w| <= {cut:.3g}); used the minimum-norm solution from its eigendecomposition")
     warnings.warn(msg, LinAlgWarning, stacklevel=4)
-    return X, "eigh", msg, {}, (lambda V: A @ V)
+    return X, "eigh", msg, {}, (lambda V: A @ V), None
+
+
+def _mixed_worthwhile(N, shift, anorm, inv) -> bool:
+    """Whether the float32 factor is tried (:func:`_mixed_solve`): ``N >= MIXED_MIN_N`` (below it the float64
+    factorisation is cheap and the refinement's passes over K cost what they save), the scale ``inv`` in
+    ``[2^-500, 2^500]`` (so that ``(K V) inv`` neither over- nor underflows), and ``u_32 ||A||_1 / shift`` at most
+    :data:`_MIXED_COND` ``x max(1, N / 2000)``: for a positive semidefinite K, ``A = K + shift I >= shift I``, so
+    ``||A||_1 / shift`` bounds ``cond_2(A)``, and the refinement gains about ``-log10(u_32 cond)`` digits per pass
+    over K; the bound grows with N because the float32 factor saves ``N^3 / 6`` flops against ``N^2`` per pass."""
+    if N < MIXED_MIN_N or not 2.0 ** -500 <= inv <= 2.0 ** 500 or not shift > 0.0:
+        return False
+    return _U32 * anorm / shift <= _MIXED_COND * max(1.0, N / 2000.0)
+
+
+def _mixed_solve(K: np.ndarray, shift: float, R: np.ndarray, rows: np.ndarray, inv: float):
+    """``(K inv + shift I) X = R`` by a float32 Cholesky factor refined in float64 (LAPACK's ``dsposv`` scheme;
+    Langou et al., "Exploiting the performance of 32 bit floating point arithmetic", 2006), or None when the path is
+    not worthwhile (:func:`_mixed_worthwhile`) or fails (``spotrf`` breaks down: K not positive definite; or the
+    refinement stops contracting): the float64 factorisation then runs as before.
+
+    ``W = K inv + shift I`` is rounded to float32 (half the memory of the float64 copy), factorised by ``spotrf``
+    (about twice as fast as ``dpotrf``) and ``X_0 = W^-1 R`` in float32.  Each refinement step computes the residual
+    ``r = R - (K inv + shift I) X`` in float64 with the original, untouched K (one pass, one product ``K X`` for
+    both right-hand sides) and corrects ``X <- X + W^-1 r`` through the float32 factor (the residual brought to unit
+    scale first, so that float32 neither under- nor overflows).  It stops with dsposv's test, per column
+    ``||r||_inf <= sqrt(N) ||X||_inf ||A||_1 eps``: a normwise backward error at float64's level, the accuracy of a
+    float64 factorisation (``eps cond``).  A step that does not halve the residual, or 30 steps, give up.
+
+    Returns ``(X, "cholesky", "", report, apply, product)`` like :func:`_shifted_solve_applied`, ``report`` with
+    ``precision="mixed"``, ``rcond`` from ``spocon`` on the float32 factor, ``expected_rel_error = eps / rcond`` and
+    ``refinement_steps``; ``product`` is ``(K inv + shift I) X`` from the last residual (no further pass for the
+    certificate)."""
+    N = K.shape[0]
+    kd = np.diag(K) * inv
+    anorm = float(np.max(rows - np.abs(kd) + np.abs(kd + shift)))
+    if not _mixed_worthwhile(N, shift, anorm, inv):
+        return None
+    if inv == 1.0:
+        W = K.astype(np.float32)
+    else:
+        W = np.empty((N, N), dtype=np.float32)
+        np.multiply(K, inv, out=W, casting="same_kind")
+    W.reshape(-1)[:: N + 1] += np.float32(shift)
+    L, info = lapack.spotrf(W.T, lower=1, overwrite_a=1, clean=0)
+    if info != 0:
+        return None
+    rcond, info3 = lapack.spocon(L, anorm, uplo="L")
+    rcond = float(rcond) if info3 == 0 else 0.0
+
+    def apply(V):
+        P = K @ V
+        if inv != 1.0:
+            P *= inv
+        P += shift * V
+        return P
+
+    def correction(r):
+        sc = float(np.max(np.abs(r))) or 1.0
+        return lapack.spotrs(L, (r / sc).astype(np.float32), lower=1)[0].astype(np.float64) * sc
+
+    X = correction(np.asarray(R, dtype=np.float64))
+    bound = np.sqrt(N) * anorm * _EPS
+    prev = np.inf
+    for steps in range(_MIXED_STEPS):
+        P = apply(X)
+        r = R - P
+        rn = np.max(np.abs(r), axis=0)
+        if not np.all(np.isfinite(rn)):
+            return None
+        if np.all(rn <= bound * np.max(np.abs(X), axis=0)):
+            report = {"rcond": rcond, "expected_rel_error": _EPS / rcond if rcond > 0.0 else np.inf,
+                      "refinement_steps": steps, "precision": "mixed"}
+            return X, "cholesky", "", report, apply, P
+        if not float(np.max(rn)) <= 0.5 * prev:
+            return None
+        prev = float(np.max(rn))
+        X = X + correction(r)
+    return None
 
 
 def _applier(K, L, d_saved, shift):
@@ -469,7 +569,8 @@ def _ls_svm_kkt(K, y, C, method, tol, max_iter, overwrite_K, solver_name, rows=N
 
     ``rows``, ``big``: the row sums of ``|K|`` and ``max|K_ij|`` from :func:`_check_K_scan`, if the caller has them.
     Returns ``(beta, b, n_iter, converged, status, msg, gap, used, info, apply, scaled)``: ``beta`` in the units of
-    K; ``apply(V) = (K/s + I/(sC)) V`` and ``scaled = (s, rows of |K/s|, 1/(sC))``, for the certificate."""
+    K; ``apply(V) = (K/s + I/(sC)) V`` and ``scaled = (s, rows of |K/s|, 1/(sC), kbeta)``, for the certificate
+    (``kbeta``: ``(Ktilde beta, its error bound)`` in the scaled units where the solve computed it, else None)."""
     N = K.shape[0]
     R = np.empty((N, 2), order="F")
     R[:, 0] = y                          # Ktilde nu  = y
@@ -478,7 +579,7 @@ def _ls_svm_kkt(K, y, C, method, tol, max_iter, overwrite_K, solver_name, rows=N
     shift = inv / C                      # 1/(sC): exact (a power of 2), never above 2
     info = {}
     if method == "cholesky":
-        S, used, msg, report, apply = _shifted_solve_applied(K, shift, R, overwrite_K, rows_s, inv)
+        S, used, msg, report, apply, product = _shifted_solve_applied(K, shift, R, overwrite_K, rows_s, inv)
         n_iter, converged, status, gap = 1, True, ("optimal" if used == "cholesky" else "numerical_issue"), float("nan")
         if used == "cholesky":
             ok, msg, info = _accuracy_check(report, 1e-10 if tol is None else check_tol(tol),
@@ -487,7 +588,7 @@ def _ls_svm_kkt(K, y, C, method, tol, max_iter, overwrite_K, solver_name, rows=N
                 status = "numerical_issue"
     else:
         S, n_iter, converged, status, msg, gap, info, apply = _ls_cg(K, R, tol, max_iter, solver_name, inv, shift)
-        used = "cg"
+        used, product = "cg", None
     nu, eta = S[:, 0], S[:, 1]
     s_eta = float(np.sum(eta))
     if not np.isfinite(s_eta) or abs(s_eta) <= N * _EPS * float(np.sum(np.abs(eta))):  # relative: no absolute floor
@@ -496,7 +597,24 @@ def _ls_svm_kkt(K, y, C, method, tol, max_iter, overwrite_K, solver_name, rows=N
         )
     b = float(np.sum(nu)) / s_eta        # b = 1'nu / 1'eta (the same in every scale)
     beta = (nu - b * eta) * inv          # beta = nu - b eta, back in the units of K
-    return beta, b, n_iter, converged, status, msg, gap, used, info, apply, (s, rows_s, shift)
+    kbeta = None if product is None else _product_of_beta(product, S, b, rows_s, shift)
+    return beta, b, n_iter, converged, status, msg, gap, used, info, apply, (s, rows_s, shift, kbeta)
+
+
+def _product_of_beta(P, S, b, rows, shift):
+    """``(Ktilde beta, bound on its error per entry)`` in the scaled units, from the refinement's last product
+    ``P = Ktilde [nu, eta]`` (:func:`_mixed_solve`) instead of one more pass over K: ``Ktilde beta = P_0 - b P_1`` for
+    ``beta = nu - b eta``. The bound adds the rounding of ``P`` (:func:`_matvec_err` for each column, weighted by
+    ``|b|``), of ``beta`` itself (``2u (|nu| + |b| |eta|)`` per entry, times the row sums of ``|Ktilde|``) and of the
+    combination (``2u (|P_0| + |b| |P_1|)``)."""
+    nu, eta = S[:, 0], S[:, 1]
+    N = nu.shape[0]
+    u = UNIT_ROUNDOFF
+    width = (float(np.max(rows)) if rows is not None else 0.0) + shift
+    err = (N * u * width * (float(np.max(np.abs(nu))) + abs(b) * float(np.max(np.abs(eta))))
+           + 2.0 * u * width * float(np.max(np.abs(nu) + abs(b) * np.abs(eta)))
+           + 2.0 * u * float(np.max(np.abs(P[:, 0]) + abs(b) * np.abs(P[:, 1]))))
+    return P[:, 0] - b * P[:, 1], err
 
 
 def _matvec_err(apply, c, rows, shift):
@@ -509,7 +627,7 @@ def _matvec_err(apply, c, rows, shift):
     return N * UNIT_ROUNDOFF * float(np.max(np.abs(apply(np.abs(c)[:, None])), initial=0.0))
 
 
-def _ls_certificate(apply, y, C, alpha, beta, b, task, rows, *, shift=None):
+def _ls_certificate(apply, y, C, alpha, beta, b, task, rows, *, shift=None, kbeta=None):
     """The certified duality gap of an LS-SVM solution (000 eqs. (1)-(2); 004 eq. (1)), from one product
     ``Ktilde beta``: the box-dual machinery of :func:`svmref.solvers._smo_common.duality_gap` with no bounds, shift
     ``1/C``, signs ``y`` and ``p = -1`` (classification) or signs 1 and ``p = -y`` (regression). The primal point is
@@ -522,13 +640,16 @@ def _ls_certificate(apply, y, C, alpha, beta, b, task, rows, *, shift=None):
     shift = 1.0 / C if shift is None else shift
     s = y if task == "classification" else np.ones(N)
     p = -np.ones(N) if task == "classification" else -y
-    Kc = apply(beta[:, None])[:, 0]
+    if kbeta is None:
+        Kc, err = apply(beta[:, None])[:, 0], _matvec_err(apply, beta, rows, shift)
+    else:
+        Kc, err = kbeta
     F = Kc + s * p                      # F_t = s_t (Q alpha + p)_t, with s_t alpha_t = beta_t
     lo, up = np.full(N, -np.inf), np.full(N, np.inf)
     gap, b_cert, _, a, fy = duality_gap(F, alpha, s, lo, up, shift)
     gap_at_b = float(np.sum(gap_terms(F, alpha, s, lo, up, shift, b)[2])) - b * float(s @ alpha)
     objective = 0.5 * float(alpha @ (s * F + p))
-    floor = gap_floor(F, alpha, p, a, b_cert, fy, shift, _matvec_err(apply, beta, rows, shift))
+    floor = gap_floor(F, alpha, p, a, b_cert, fy, shift, err)
     return objective, gap, floor, max(0.0, -objective - floor), gap_at_b, b_cert
 
 
@@ -573,12 +694,12 @@ def _ls_svm_common(K, y, C, method, tol, max_iter, overwrite_K, task, gap_tol):
     gap_tol = check_positive(gap_tol, "gap_tol")
     method = _check_method(method, N, K)
     name = "ls_svm" if task == "classification" else "ls_svm_regression"
-    beta, b, n_iter, conv, status, msg, gap, used, info, apply, (s, rows_s, shift) = _ls_svm_kkt(
+    beta, b, n_iter, conv, status, msg, gap, used, info, apply, (s, rows_s, shift, kbeta) = _ls_svm_kkt(
         K, y, C, method, tol, max_iter, overwrite_K, name, rows, big)
     alpha = y * beta if task == "classification" else beta   # alpha_i = y_i beta_i (module docstring)
     # the certificate of the returned beta, in the scale of K/s (module docstring, "Scale"): D = D_s / s
     cert = _ls_certificate(apply, y, C, y * (beta * s) if task == "classification" else beta * s, beta * s, b, task,
-                           rows_s, shift=shift)
+                           rows_s, shift=shift, kbeta=kbeta)
     objective, dgap, floor, scale, gap_at_b = (v / s for v in cert[:5])
     status, msg = _label(status, msg or f"solved the KKT system (2) by {used}", cert[1], cert[2], cert[3], gap_tol,
                          name, f"the KKT system (2) was solved by {used}", _regime(name, big, C))
@@ -710,7 +831,7 @@ def rls(K, y, gamma, *, tol: float = 1e-10, overwrite_K: bool = False, gap_tol: 
     # in the scale of K (module docstring, "Scale"): K/s and gamma/s, c = c_s / s, the same objective (7)
     s, inv, rows_s = _scaled_rows(K, rows, big, int(np.frexp(gamma)[1] + np.frexp(float(m))[1]))
     gamma_s = gamma * inv
-    S, used, msg, report, apply = _shifted_solve_applied(K, m * gamma_s, R, overwrite_K, rows_s, inv)
+    S, used, msg, report, apply, _ = _shifted_solve_applied(K, m * gamma_s, R, overwrite_K, rows_s, inv)
     status = "optimal" if used == "cholesky" else "numerical_issue"
     info = {}
     if used == "cholesky":
