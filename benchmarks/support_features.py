@@ -16,9 +16,17 @@ One run measures, on the two-hypercubes data of 003 §3.1 scaled up (:func:`svmr
    ``K`` columns (``use_gram=False``), the anchor measured in the same run (median of ``CACHE_REPEATS``,
    interleaved).
 
+4. the headline (``--headline``, run first by default): on two families at N = 200, n = 1000, the two hypercubes
+   and random linearly separable data (:func:`separable`: Gaussian patterns labelled by a random hyperplane),
+   CLARABEL's time over ours at tol 1e-3 (CPU time, ``time.process_time``, BLAS pinned to one thread, median of
+   ``HEADLINE_REPEATS`` runs interleaved with CLARABEL's, for ours with and without the Newton steps of
+   :mod:`svmref.solvers._sfm_newton`), pair steps, and our accuracy at tol 1e-6 (``(W* - W)/W*`` against
+   CLARABEL's optimum and against our own solve at tol 1e-10, the certified relative duality gap); the machine's
+   load average is printed before and after.
+
 Only ratios measured in this same run are meaningful (the machine is shared). Usage::
 
-    python benchmarks/support_features.py [--quick] [--mu 0.5] [--C 1.0] [--seed 0] [--cache-only]
+    python benchmarks/support_features.py [--quick] [--mu 0.5] [--C 1.0] [--seed 0] [--cache-only] [--headline]
 """
 from __future__ import annotations
 
@@ -36,6 +44,71 @@ from svmref.solvers.support_features import primal_objective, support_features, 
 REPEATS = 15
 #: Repeats of each configuration in the column-cache section (median; interleaved so that load drifts hit all).
 CACHE_REPEATS = 3
+
+
+#: Interleaved repeats of the headline section (median).
+HEADLINE_REPEATS = 5
+
+
+def separable(N, n, seed=0):
+    """Random linearly separable data: ``X`` standard Gaussian (N x n), ``y = sign(X beta)`` with ``beta`` Gaussian."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((N, n))
+    y = np.where(X @ rng.standard_normal(n) > 0, 1.0, -1.0)
+    return X, y
+
+
+def _cpu(fn):
+    t0 = time.process_time()
+    out = fn()
+    return time.process_time() - t0, out
+
+
+def _headline_family(X, y, C, mu, repeats):
+    """Interleaved CPU times (CLARABEL, ours with and without Newton steps, tol 1e-3) and the accuracy at 1e-6."""
+    import svmref.formulations as F
+
+    times = {"clarabel": [], "ours": [], "smo only": []}
+    res = {}
+    for _ in range(repeats):
+        prob = F.get("support_features").qp(X, y, C=C, mu=mu)
+        t, _ = _cpu(lambda: prob.solve(solver="CLARABEL"))
+        times["clarabel"].append(t)
+        Wref = float(prob.value)
+        for key, nw in (("ours", True), ("smo only", False)):
+            t, res[key] = _cpu(lambda nw=nw: support_features(X, y, C, mu, tol=1e-3, newton=nw))
+            times[key].append(t)
+    med = {k: float(np.median(v)) for k, v in times.items()}
+    acc = {nw: support_features(X, y, C, mu, tol=1e-6, newton=nw) for nw in (True, False)}
+    tight = support_features(X, y, C, mu, tol=1e-10, newton=False)
+    return med, res, acc, tight, Wref
+
+
+def run_headline(C, mu, seed, N=200, n=1000, repeats=HEADLINE_REPEATS):
+    """Section 4: CLARABEL's CPU time over ours at tol 1e-3 on both families, and our accuracy at tol 1e-6."""
+    import os
+
+    from threadpoolctl import threadpool_limits
+
+    Xs, ys = two_hypercubes(5, 6, seed=seed)
+    support_features(Xs, ys, C, mu)
+    print(f"headline: N = {N}, n = {n}, C = {C}, mu = {mu}, seed = {seed}; CPU time, BLAS pinned to 1 thread, "
+          f"median of {repeats} interleaved; load average before {os.getloadavg()}")
+    fams = {"two hypercubes": two_hypercubes(N // 2, n, seed=seed), "separable": separable(N, n, seed=seed)}
+    with threadpool_limits(1):
+        for name, (X, y) in fams.items():
+            med, res, acc, tight, Wref = _headline_family(X, y, C, mu, repeats)
+            print(f"  {name}: CLARABEL {med['clarabel']:.3f} s (W* = {Wref:.10g})")
+            for key in ("ours", "smo only"):
+                r = res[key]
+                print(f"    {key:8s} tol 1e-3: {med[key] * 1e3:7.1f} ms, ratio CLARABEL/ours {med['clarabel'] / med[key]:6.1f}x, "
+                      f"{r.n_iter} pair steps, {r.info['newton_steps']} Newton steps, {r.status}, "
+                      f"certified gap {r.duality_gap:.1e}")
+            for nw, r in acc.items():
+                print(f"    {'ours' if nw else 'smo only':8s} tol 1e-6: (W* - W)/W* = {(Wref - r.objective) / abs(Wref):.1e} "
+                      f"(CLARABEL), {(tight.objective - r.objective) / abs(tight.objective):.1e} (ours at 1e-10), "
+                      f"certified gap {r.duality_gap:.1e}, {r.n_iter} pair steps, {r.status}")
+    print(f"  load average after {os.getloadavg()}")
 
 
 def _clarabel_qp(X, y, C, mu):
@@ -162,8 +235,13 @@ def main(argv=None):
     ap.add_argument("--mu", type=float, default=0.5)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cache-only", action="store_true", help="only section 3 (the column cache)")
+    ap.add_argument("--headline", action="store_true", help="only section 4 (CLARABEL / ours on both families)")
     args = ap.parse_args(argv)
     sizes = [(40, 100), (100, 40)] if args.quick else [(200, 1000), (1000, 200)]
+    if not args.cache_only:
+        run_headline(args.C, args.mu, args.seed, *((40, 100, 2) if args.quick else ()))
+    if args.headline:
+        return
     if not args.cache_only:
         run(sizes, args.C, args.mu, args.seed, tols=(1e-3, 1e-6))
     run_cache([(400, 40, True)] if args.quick else [(4000, 50, True), (4000, 200, False)], args.C, args.mu, args.seed)

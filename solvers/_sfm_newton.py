@@ -71,10 +71,7 @@ def _bordered(M, r, e, x0):
     Mb[:m, m] = 1.0
     Mb[m, :m] = 1.0
     sol = sla.lstsq(Mb, np.r_[rr, ee], cond=np.sqrt(m * UNIT_ROUNDOFF), lapack_driver="gelsy", check_finite=False)[0]
-    v = x0 + sol[:m]
-    # an inconsistent (singular) system's least-squares solution need not meet the border row 1'v = e, which is
-    # the equality constraint y'lam = 0 of (10): shift v to meet it
-    return v + (e - float(v.sum())) / m
+    return x0 + sol[:m]
 
 
 def newton_target(X, y, lam, w, C, mu):

@@ -141,3 +141,22 @@ def test_branch_free_line_search_matches_the_sorted_breakpoints():
         tmax = float(rng.choice([0.05, 1.0, 10.0]))
         t = _line_search(w, u, mu, yi, yj, tmax, bp, ds)
         assert t == pytest.approx(_line_search_branchy(w, u, mu, yi, yj, tmax), rel=1e-9, abs=1e-12)
+
+
+def test_newton_step_refuses_a_target_off_the_equality(monkeypatch):
+    """A target that leaves y'lam = 0 (a wrong solve) is not taken: the step reports False and lam, w are unchanged."""
+    X, y = _separable(40, 100, 3)
+    C, mu = 1.0, 0.5
+    lam = support_features(X, y, C, mu, tol=0.3, gap_tol=1e9, newton=False).lam.copy()
+    N, n = X.shape
+    w, F = np.zeros(n), np.zeros(N)
+    _refresh(X, y, lam, mu, w, F)
+    bad = lam.copy()
+    j = int(np.flatnonzero((lam > 0) & (lam < C))[0])
+    bad[j] = lam[j] + 0.5 * min(lam[j], C - lam[j]) * np.sign(1.0 - y[j] * F[j])   # uphill: dW/dlam_j = 1 - y_j a'x_j
+    monkeypatch.setattr(NW, "newton_target", lambda *args: bad)
+    gains = iter([0.0, 1.0])                      # W would rise: only the equality can refuse the step
+    monkeypatch.setattr(NW, "_dual", lambda *args: next(gains))
+    before, w0 = lam.copy(), w.copy()
+    assert not NW.newton_step(X, y, lam, w, F, C, mu, np.empty(2 * n), np.empty(2 * n))
+    assert np.array_equal(lam, before) and np.array_equal(w, w0)
