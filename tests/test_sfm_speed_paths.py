@@ -7,7 +7,9 @@ import warnings
 
 import numpy as np
 import pytest
+from instances import as_written
 
+import svmref.formulations as F
 from svmref.solvers import _sfm_newton as NW
 from svmref.solvers._sfm_engine import _line_search, _refresh
 from svmref.solvers.support_features import support_features, two_hypercubes
@@ -49,6 +51,17 @@ def test_newton_reaches_the_smo_optimum_and_keeps_feasibility(name, tol):
     assert abs(ref.objective - r.objective) <= tol * abs(ref.objective)
     assert np.all(r.lam >= 0.0) and np.all(r.lam <= C)
     assert abs(float(y @ r.lam)) <= 1e-12 * C * len(y)
+
+
+@pytest.mark.parametrize("name", ["separable 60x200", "hypercubes 40x150", "noisy 50x8 mu0.8"])
+def test_newton_optimum_equals_the_primal_as_written(name):
+    """The optimum the Newton steps reach (tol 1e-6, certified) is p* of 003 eq. (5) solved as written by cvxpy: W(lam)
+    and (5) at the returned (a, b) within 1e-6 relative of it (strong duality, 003 §2.4)."""
+    (X, y), C, mu = CASES[name]
+    r = support_features(X, y, C, mu, tol=1e-6)
+    p = as_written(F.get("support_features").primal(X, y, C=C, mu=mu)).objective
+    assert r.status == "optimal" and r.info["newton_steps"] >= 1
+    assert abs(r.objective - p) <= 1e-6 * abs(p) and abs(r.primal_objective - p) <= 1e-6 * abs(p)
 
 
 def test_newton_cuts_pair_steps_on_separable_data():
