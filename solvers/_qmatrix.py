@@ -196,16 +196,19 @@ def _first_bad(K, r0, r1, c):
 
 
 @njit(cache=True, nogil=True)
-def _scan_sym(K, block):  # noqa: C901
+def _scan_sym(K, block, rows):  # noqa: C901
     """``(flat index of a non-finite entry or -1, max_ij |K_ij - K_ji|, max_ij |K_ij|)`` in one pass over the
-    tiles of the upper triangle, for :func:`scan_gram`.
+    tiles of the upper triangle, for :func:`scan_gram`; when ``rows`` has N entries (zeros), the row sums of ``|K|``
+    are added into it in the same pass (``rows[r] += |K_rc|``, ``rows[c] += |K_cr|``, the diagonal once).
 
     Off the diagonal tiles, eight rows at a time: for each column c the eight entries ``K[r:r+8, c]`` (eight
     forward streams) meet ``K[c, r:r+8]`` (one cache line), in straight-line code with one finiteness branch
     per eight pairs: 0.101 s against 0.128 s for the pair-by-pair loop at N = 10000, one core. A loop the
     compiler vectorises is slower still, because it reads the transposed side with gather instructions.
+    With the row sums: 4.5 ms at N = 2000 against 9 ms for the pair-by-pair loop that gave them before.
     """
     n = K.shape[0]
+    with_rows = rows.shape[0] == n
     maxabs = 0.0
     maxasym = 0.0
     for ib in range(0, n, block):
@@ -215,10 +218,15 @@ def _scan_sym(K, block):  # noqa: C901
                 ok, maxasym, maxabs = _pair(K, r, c, maxasym, maxabs)
                 if not ok:
                     return _first_bad(K, r, r + 1, c), maxasym, maxabs
+                if with_rows:
+                    rows[r] += abs(K[r, c])
+                    if c != r:
+                        rows[c] += abs(K[c, r])
         for jb in range(ie, n, block):
             je = min(jb + block, n)
             r = ib
             while r + 8 <= ie:
+                s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
                 for c in range(jb, je):
                     x0 = K[r, c]
                     x1 = K[r + 1, c]
@@ -258,12 +266,35 @@ def _scan_sym(K, block):  # noqa: C901
                             max(max(abs(z4), abs(z5)), max(abs(z6), abs(z7))))
                     maxabs = max(maxabs, max(a, b))
                     maxasym = max(maxasym, max(max(max(d0, d1), max(d2, d3)), max(max(d4, d5), max(d6, d7))))
+                    if with_rows:
+                        s0 += abs(x0)
+                        s1 += abs(x1)
+                        s2 += abs(x2)
+                        s3 += abs(x3)
+                        s4 += abs(x4)
+                        s5 += abs(x5)
+                        s6 += abs(x6)
+                        s7 += abs(x7)
+                        rows[c] += ((abs(z0) + abs(z1)) + (abs(z2) + abs(z3))) + ((abs(z4) + abs(z5))
+                                                                                  + (abs(z6) + abs(z7)))
+                if with_rows:
+                    rows[r] += s0
+                    rows[r + 1] += s1
+                    rows[r + 2] += s2
+                    rows[r + 3] += s3
+                    rows[r + 4] += s4
+                    rows[r + 5] += s5
+                    rows[r + 6] += s6
+                    rows[r + 7] += s7
                 r += 8
             for rr in range(r, ie):  # the rows left over (fewer than eight)
                 for c in range(jb, je):
                     ok, maxasym, maxabs = _pair(K, rr, c, maxasym, maxabs)
                     if not ok:
                         return _first_bad(K, rr, rr + 1, c), maxasym, maxabs
+                    if with_rows:
+                        rows[rr] += abs(K[rr, c])
+                        rows[c] += abs(K[c, rr])
     return -1, maxasym, maxabs
 
 
@@ -275,40 +306,13 @@ def scan_gram(K, block, with_rows=True):
     The checks of :func:`svmref._validation.check_gram` without its ``N x N`` temporaries (at N = 10,000
     ``check_gram`` needs 2.7 s and 2.4 GB; this pass one read of K), plus the row sums that give the 1-norm
     of a symmetric K (the condition estimate of :mod:`svmref.solvers.linear` needs it; ``with_rows=False``
-    skips them and takes the faster pass of :func:`_scan_sym`, returning an empty array). The one compiled scan
-    of K for every solver. On a non-finite entry it stops at once (the other values are then partial).
+    returns an empty array instead), both from :func:`_scan_sym`. The one compiled scan of K for every solver.
+    On a non-finite entry it stops at once (the other values are then partial).
     """
     n = K.shape[0]
-    if not with_rows:
-        bad, maxasym, maxabs = _scan_sym(K, block)
-        return bad, maxasym, maxabs, np.zeros(0)
-    maxabs = 0.0
-    maxasym = 0.0
-    rows = np.zeros(n)
-    for ib in range(0, n, block):
-        ie = min(ib + block, n)
-        for jb in range(ib, n, block):
-            je = min(jb + block, n)
-            for r in range(ib, ie):
-                for c in range(max(jb, r), je):
-                    x = K[r, c]
-                    z = K[c, r]
-                    if not (np.isfinite(x) and np.isfinite(z)):
-                        return _first_bad(K, r, r + 1, c), maxasym, maxabs, rows
-                    ax = abs(x)
-                    az = abs(z)
-                    if ax > maxabs:
-                        maxabs = ax
-                    if az > maxabs:
-                        maxabs = az
-                    d = abs(x - z)
-                    if d > maxasym:
-                        maxasym = d
-                    if with_rows:
-                        rows[r] += ax
-                        if c != r:
-                            rows[c] += az
-    return -1, maxasym, maxabs, rows
+    rows = np.zeros(n) if with_rows else np.zeros(0)
+    bad, maxasym, maxabs = _scan_sym(K, block, rows)
+    return bad, maxasym, maxabs, rows
 
 
 def gram_scan(K, rtol):

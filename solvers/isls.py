@@ -51,7 +51,7 @@ from svmref._validation import check_labels, check_max_iter, check_positive, che
 
 from ._isls_paths import FitData, solve_active, solve_qr
 from ._result import SolverResult, certified, kernel_expansion, relative_gap, warn_not_converged, warn_suboptimal
-from .linear import GAP_TOL, _check_C, _check_K, _ls_svm_kkt
+from .linear import GAP_TOL, _check_C, _check_K, _check_K_scan, _ls_svm_kkt
 
 __all__ = ["isls_svm", "sparse_ls_svm", "ISLSResult", "ISLSDivergenceError", "solve_weighted_system",
            "weighted_certificate"]
@@ -225,19 +225,20 @@ def _scales(K, y, task, weight_scale):
 
 
 def _checked(K, y, C, task, tol, max_iter, sv_threshold):
-    """The arguments of :func:`isls_svm`, checked in the order the errors name them."""
+    """The arguments of :func:`isls_svm`, checked in the order the errors name them; with the row sums of ``|K|``
+    and ``max|K_ij|`` of the one scan of K, which the LS-SVM start reuses."""
     if task not in ("classification", "regression"):
         raise ValueError(
             f"task must be 'classification' (labels in {{-1, +1}}) or 'regression' (real targets); got {task!r}. "
             "ISLS-SVM does not guess the task from the labels."
         )
-    K = _check_K(K)
+    K, rows, big = _check_K_scan(K)
     if not isinstance(K, np.ndarray):
         raise ValueError("isls_svm needs K as a dense array")
     N = K.shape[0]
     y = check_labels(y, N) if task == "classification" else check_targets(y, N)
     return (K, y, _check_C(C), check_tol(tol), check_max_iter(max_iter),
-            check_positive(sv_threshold, "sv_threshold"))
+            check_positive(sv_threshold, "sv_threshold"), rows, big)
 
 
 @dataclass
@@ -407,7 +408,7 @@ def isls_svm(K, y, C, *, task: str = "classification", tol: float = 1e-4, max_it
         names the iteration and the size of ``alpha``); no non-finite model is ever returned.
     """
     t0 = time.perf_counter()
-    K, y, C, tol, max_iter, sv_threshold = _checked(K, y, C, task, tol, max_iter, sv_threshold)
+    K, y, C, tol, max_iter, sv_threshold, rows, big = _checked(K, y, C, task, tol, max_iter, sv_threshold)
     gap_tol = check_positive(gap_tol, "gap_tol")
     N = K.shape[0]
     kappa, alpha_scale = _scales(K, y, task, weight_scale)
@@ -421,7 +422,7 @@ def isls_svm(K, y, C, *, task: str = "classification", tol: float = 1e-4, max_it
                           kkt_gap=0.0, info={"n_active": [], "path": []}, history=[(alpha.copy(), b, 0)],
                           support_=np.zeros(0, dtype=int), task=task, sv_threshold=thr, weight_scale=kappa,
                           duality_gap=0.0, gap_floor=0.0, gap_tol=gap_tol)
-    alpha, b, *_ = _ls_svm_kkt(K, y, C, "cholesky", 1e-8, None, False, "isls_svm")   # 1e-8: the accuracy asked of every iterate
+    alpha, b, *_ = _ls_svm_kkt(K, y, C, "cholesky", 1e-8, None, False, "isls_svm", rows, big)  # 1e-8: asked of each iterate
     if not (np.all(np.isfinite(alpha)) and np.isfinite(b)):
         raise ISLSDivergenceError("isls_svm: the LS-SVM start (system (2)) is not finite")
     start = _Run(alpha=alpha, b=b, beta=alpha.copy(),      # the start's beta (system (2): beta = alpha)

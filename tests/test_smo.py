@@ -657,13 +657,17 @@ def test_scan_gram_both_passes_agree_with_numpy(n):
             K2 = K2 / np.abs(K2).max() * 1e308
             K2[i, j] = -K2[j, i]
         finite = bool(np.all(np.isfinite(K2)))
-        for block in (8, 16, 64):
+        for block in (8, 12, 16, 64):    # 12: rows left over after the groups of eight
             for with_rows in (False, True):
-                bad, asym, big, _ = scan_gram(K2, block, with_rows)
+                bad, asym, big, rows = scan_gram(K2, block, with_rows)
                 assert (bad < 0) == finite
                 if finite:
                     with np.errstate(over="ignore"):
                         assert asym == np.abs(K2 - K2.T).max() and big == np.abs(K2).max()
+                        if with_rows:   # the row sums of |K| from the same pass, every tile and leftover row
+                            assert np.allclose(rows, np.abs(K2).sum(axis=1), rtol=1e-12, atol=0.0)
+                        else:
+                            assert rows.shape == (0,)
                 else:
                     assert not np.isfinite(K2.flat[bad])
 
