@@ -121,7 +121,7 @@ _REFINE_ABOVE = 1e-12
 #: The mixed-precision Cholesky path (:func:`_mixed_solve`) is tried from this many patterns on ...
 MIXED_MIN_N = 1024
 #: ... when ``u_32 ||A||_1 / shift`` is at most this times ``max(1, N / 2000)`` (:func:`_mixed_worthwhile`).
-_MIXED_COND = 0.1
+_MIXED_COND = 0.03
 #: Refinement steps of the mixed-precision path before it gives up (LAPACK dsposv's ITERMAX).
 _MIXED_STEPS = 30
 _U32 = float(np.finfo(np.float32).eps) / 2.0
