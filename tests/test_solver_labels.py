@@ -607,15 +607,16 @@ def test_svr_at_tight_tol_has_its_decision_values_within_tol():
 @pytest.mark.parametrize("mu", [0.3, 0.0, 0.7])
 def test_support_features_at_tight_tol_has_its_decision_values_within_tol(mu):
     """verify's q-features instances: at tol = 1e-6 a duality gap of 6e-12 (relative) still left decision values
-    1.8e-6 off (they move as the square root of the gap); the Newton polish below POLISH_TOL puts them within tol of
-    an independent primal solve."""
+    1.8e-6 off (they move as the square root of the gap); the Newton polish below POLISH_TOL, or the Newton steps
+    between pair steps (solvers/_sfm_newton.py, which reach the maximiser of the free set's quadratic before it),
+    put them within tol of an independent primal solve."""
     from svmref.verify.data import feature_instances
 
     inst = next(i for i in feature_instances("quick") if i.hyper["mu"] == mu)
     C = inst.hyper["C"]
     a, b = _ref_primal_sfm(inst.X, inst.y, C, mu)
     r = _quiet(support_features, inst.X, inst.y, C, mu, tol=1e-6)
-    assert r.status == "optimal" and r.info["newton_polish_steps"] >= 1
+    assert r.status == "optimal" and r.info["newton_polish_steps"] + r.info["newton_steps"] >= 1
     for P in (inst.X, inst.X_test):
         assert np.max(np.abs(r.decision_function(P) - (P @ a + b))) <= 1e-6
 
