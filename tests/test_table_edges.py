@@ -42,7 +42,7 @@ def test_resume_refuses_when_splits_change_the_model_selection(tmp_path, monkeyp
         run_table("000-table2", out=tmp_path, splits=2, resume=True, **kw)
     run_table("000-table2", out=tmp_path / "b", splits=2, **kw)
     more = run_table("000-table2", out=tmp_path / "b", splits=3, resume=True, **kw)  # min(3, 2) = min(2, 2)
-    assert more.n_computed == 2  # split 2 of both models, nothing else
+    assert more.n_computed == 4  # split 2 of both models and of both at C = 1, sigma = 1, nothing else
 
 
 def test_interrupted_other_seed_run_never_keeps_the_old_rows(tmp_path):

@@ -24,13 +24,15 @@ tables are never mistaken for one another.
 from __future__ import annotations
 
 import inspect
+import math
 import warnings
 import zlib
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["split_rng", "permutation_split", "standardize", "Fit", "fit_model", "cv_folds", "cv_score", "grid"]
+__all__ = ["split_rng", "permutation_split", "standardize", "Fit", "fit_model", "cv_folds", "cv_score", "grid",
+           "at_edge"]
 
 
 def _crc(s: str) -> int:
@@ -68,6 +70,37 @@ def grid(lo: float, hi: float, step: float) -> tuple[float, ...]:
     """``10**e`` for ``e = lo, lo + step, ..., hi`` (a logarithmic grid, endpoints included)."""
     n = int(round((hi - lo) / step)) + 1
     return tuple(float(10.0 ** (lo + k * step)) for k in range(n))
+
+
+def at_edge(scores: dict | None = None, **selected) -> str:
+    """The CSV column ``at_edge``: ``"name:low"`` / ``"name:high"`` for each hyperparameter whose selected value is
+    the smallest / largest of its grid, ``;``-separated (``""``: every selection inside its grid).
+
+    Each keyword is ``name=(value, grid)``; a grid of one value has no edge. ``scores`` (optional) maps a tuple of
+    values, in the keywords' order, to the CV score of that grid point: an edge whose inner neighbour (the next grid
+    value of that hyperparameter, the others unchanged) scored the same gets ``"(flat)"`` appended, e.g.
+    ``"gamma:low(flat)"``: the CV cannot tell them apart there, and the tie rule (first in grid order) picked the edge,
+    so a wider grid would not move it. A selection on an edge says the grid may have cut the CV minimum off, so the
+    summary counts them.
+    """
+    chosen = tuple(float(v) for v, _ in selected.values())
+    edges = []
+    for i, (name, (value, values)) in enumerate(selected.items()):
+        values = sorted(float(v) for v in values)
+        if len(values) < 2:
+            continue
+        if math.isclose(float(value), values[0], rel_tol=1e-12):
+            side, inner = "low", values[1]
+        elif math.isclose(float(value), values[-1], rel_tol=1e-12):
+            side, inner = "high", values[-2]
+        else:
+            continue
+        flat = ""
+        if scores is not None:
+            here, there = scores.get(chosen), scores.get(chosen[:i] + (inner,) + chosen[i + 1:])
+            flat = "(flat)" if here is not None and here == there else ""
+        edges.append(f"{name}:{side}{flat}")
+    return ";".join(edges)
 
 
 @dataclass(frozen=True)

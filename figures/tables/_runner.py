@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from ._registry import get
+from ._summary import edge_counts, plot_cells, render_markdown, summarize
 
 __all__ = ["run_table", "TableRun", "SPLIT_COLUMNS", "SELECTION_COLUMNS", "summarize", "read_rows", "MAX_SPLITS",
            "TableInterrupted", "DaskWorkersLost", "settings"]
@@ -44,7 +45,7 @@ CONNECT_TIMEOUT_S = 10.0
 #: Seconds with no Dask worker left (and tasks pending) after which the run stops instead of waiting forever.
 WORKER_LOSS_TIMEOUT_S = 30.0
 #: Bumped when the runner changes what a row means (its columns, how a task is run): part of the resume key.
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 
 
 class TableInterrupted(KeyboardInterrupt):
@@ -61,7 +62,7 @@ class DaskWorkersLost(RuntimeError):
 
 #: columns of DIR/NAME.csv (one row per dataset, model, split)
 SPLIT_COLUMNS = ("dataset", "model", "split", "error_pct", "mse", "n_sv", "n_iter", "C", "sigma", "gamma",
-                 "epsilon", "converged", "n_train", "n_test", "solver")
+                 "epsilon", "converged", "n_train", "n_test", "solver", "at_edge")
 SPLIT_KEY = ("dataset", "model", "split")
 #: columns of DIR/NAME.cv.csv (one cross-validation score per dataset, model, cv_split, grid point)
 SELECTION_COLUMNS = ("dataset", "model", "cv_split", "grid", "C", "sigma", "gamma", "cv_score")
@@ -262,7 +263,7 @@ def _sort_key(key_cols):
 
 
 #: Columns that hold text; every other column of a table CSV holds a number (or is empty).
-_TEXT_FIELDS = {"dataset", "model", "solver"}
+_TEXT_FIELDS = {"dataset", "model", "solver", "at_edge"}
 
 
 def read_rows(path, columns=SPLIT_COLUMNS) -> list[dict]:
@@ -373,77 +374,6 @@ def _phase(executor, module, kind, tasks, path, columns, key_cols, resume, bar, 
 
 
 # ------------------------------------------------------------------------------------------------
-# summary
-# ------------------------------------------------------------------------------------------------
-def _floats(rows, col):
-    vals = [float(r[col]) for r in rows if r.get(col, "") != ""]
-    return np.array(vals, dtype=float)
-
-
-def summarize(module, rows) -> list[dict]:
-    """One cell per (dataset, model, metric): mean and std (ddof=1) over splits next to the paper's.
-
-    ``within`` is ``|mean - paper_mean| <= paper_std`` when the paper prints a std, else ``None``.
-    """
-    cells = []
-    for dataset in dict.fromkeys(r["dataset"] for r in rows):
-        for model in dict.fromkeys(r["model"] for r in rows if r["dataset"] == dataset):
-            sel = [r for r in rows if r["dataset"] == dataset and r["model"] == model]
-            paper = module.PAPER.get((dataset, model), {})
-            for metric in module.METRICS:
-                v = _floats(sel, metric)
-                if v.size == 0:
-                    continue
-                mean = float(v.mean())
-                std = float(v.std(ddof=1)) if v.size > 1 else 0.0
-                pm, ps = paper.get(metric, (None, None))
-                within = None if (pm is None or ps is None) else bool(abs(mean - pm) <= ps)
-                cells.append({"dataset": dataset, "model": model, "metric": metric, "mean": mean, "std": std,
-                              "n": int(v.size), "paper_mean": pm, "paper_std": ps, "within_paper_std": within})
-            params = {}
-            for p in ("C", "sigma", "gamma", "epsilon"):
-                v = _floats(sel, p)
-                if v.size:
-                    params[p] = float(np.median(v))
-            conv = _floats(sel, "converged")
-            cells.append({"dataset": dataset, "model": model, "metric": "hyperparameters (median)", **params,
-                          "n_not_converged": int(np.sum(conv == 0))})
-    return cells
-
-
-def _pm(mean, std, metric) -> str:
-    if mean is None:
-        return "—"
-    digits = 1 if metric != "mse" or abs(mean) >= 1 else 4
-    if std is None:
-        return f"{mean:.{digits}f}"
-    return f"{mean:.{digits}f} ± {std:.{digits}f}"
-
-
-def render_markdown(module, cells, *, splits, quick, seed, runtime_s, where) -> str:
-    lines = [f"# {module.NAME}: {module.TITLE}", ""]
-    lines.append(f"{splits} split(s) per data set{' (--quick: small grid, few splits)' if quick else ''}, seed {seed}, "
-                 f"runtime {runtime_s:.1f} s ({where}). Ours: mean ± std (ddof 1) over splits; paper: as printed. "
-                 "'within' is |ours − paper| ≤ the paper's std (n/a where the paper prints no std).")
-    lines += ["", "| data set | model | metric | ours | paper | within |", "|---|---|---|---|---|---|"]
-    hyper = []
-    for c in cells:
-        if c["metric"].startswith("hyperparameters"):
-            ps = ", ".join(f"{k} = {c[k]:.4g}" for k in ("C", "sigma", "gamma", "epsilon") if k in c)
-            nc = f" ({c['n_not_converged']} fits stopped at max_iter)" if c["n_not_converged"] else ""
-            hyper.append(f"| {c['dataset']} | {c['model']} | {ps}{nc} |")
-            continue
-        within = "n/a" if c["within_paper_std"] is None else ("yes" if c["within_paper_std"] else "no")
-        lines.append(f"| {c['dataset']} | {c['model']} | {c['metric']} | {_pm(c['mean'], c['std'], c['metric'])} "
-                     f"| {_pm(c['paper_mean'], c['paper_std'], c['metric'])} | {within} |")
-    lines += ["", "Hyperparameters (median over splits):", "", "| data set | model | values |", "|---|---|---|", *hyper]
-    notes = getattr(module, "NOTES", "")
-    if notes:
-        lines += ["", notes.strip()]
-    return "\n".join(lines) + "\n"
-
-
-# ------------------------------------------------------------------------------------------------
 # the entry point
 # ------------------------------------------------------------------------------------------------
 @dataclass
@@ -462,11 +392,20 @@ class TableRun:
     csv_path: Path | None = None
     md_path: Path | None = None
     json_path: Path | None = None
+    png_path: Path | None = None
 
     def summary(self) -> dict:
+        """The JSON summary: the run, the cells (:func:`~svmref.figures.tables._summary.summarize`), the flag counts
+        and the selections on a grid edge (rows at an edge, and per ``hyperparameter:edge``)."""
+        flags = [c["flag"] for c in self.cells if c.get("flag")]
         return {"table": self.name, "splits": self.splits, "quick": self.quick, "seed": self.seed,
                 "rows": len(self.rows), "computed": self.n_computed, "runtime_s": round(self.runtime_s, 3),
-                "csv": str(self.csv_path), "markdown": str(self.md_path), "cells": self.cells}
+                "csv": str(self.csv_path), "markdown": str(self.md_path),
+                "plot": None if self.png_path is None else str(self.png_path),
+                "flags": {f: flags.count(f) for f in ("ok", ">2 SE", ">3 SE")},
+                "at_edge": {"rows": sum(1 for r in self.rows if r.get("at_edge")), "of": len(self.rows),
+                            "by_edge": edge_counts(self.rows)},
+                "cells": self.cells}
 
 
 def _digest(data: bytes) -> str:
@@ -527,7 +466,7 @@ def _prepare_out(out: Path, name: str, meta: dict, resume: bool, force: bool) ->
         raise ValueError(f"{results[0]} already holds {n} rows of an earlier run; --resume continues it, --force "
                          "deletes it and starts over")
     elif force:
-        for p in (out / f"{name}{ext}" for ext in (".csv", ".cv.csv", ".md", ".json")):
+        for p in (out / f"{name}{ext}" for ext in (".csv", ".cv.csv", ".md", ".json", ".png")):
             p.unlink(missing_ok=True)
     tmp = meta_path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
@@ -551,7 +490,8 @@ def _check_out(out) -> Path:
 
 def run_table(name: str, *, splits: int | None = None, jobs: int = 1, scheduler: str | None = None, client=None,
               out="tables", resume: bool = False, quick: bool = False, seed: int = 0, datasets=None,
-              progress: bool = True, force: bool = False, _interrupt_after: int | None = None) -> TableRun:
+              progress: bool = True, force: bool = False, plot: bool = False,
+              _interrupt_after: int | None = None) -> TableRun:
     """Compute table ``name`` and write ``out/NAME.csv``, ``out/NAME.md`` and ``out/NAME.json``.
 
     Parameters
@@ -583,6 +523,8 @@ def run_table(name: str, *, splits: int | None = None, jobs: int = 1, scheduler:
         A subset of the table's data sets.
     progress : bool
         A tqdm bar on stderr.
+    plot : bool
+        Also write ``out/NAME.png``: per cell our mean ± SE against the paper's number (matplotlib, Agg).
     """
     module = get(name)
     if splits is None:
@@ -611,6 +553,9 @@ def run_table(name: str, *, splits: int | None = None, jobs: int = 1, scheduler:
                    runtime, out / f"{name}.csv", out / f"{name}.md", out / f"{name}.json")
     run.md_path.write_text(render_markdown(module, run.cells, splits=splits, quick=quick, seed=seed, runtime_s=runtime,
                                            where=executor.where), encoding="utf-8")
+    if plot:
+        run.png_path = out / f"{name}.png"
+        plot_cells(module, run.cells, run.png_path)
     run.json_path.write_text(json.dumps(run.summary(), indent=1) + "\n", encoding="utf-8")
     return run
 

@@ -1,9 +1,10 @@
-"""``svmref table NAME [--splits N] [--jobs J] [--scheduler ADDRESS] [--out DIR] [--resume | --force] [--quick] [--json]``
-and ``svmref table --list``.
+"""``svmref table NAME [--splits N] [--jobs J] [--scheduler ADDRESS] [--out DIR] [--resume | --force] [--quick] [--json]
+[--plot]`` and ``svmref table --list``.
 
 Writes ``DIR/NAME.csv`` (one row per data set, model and split, appended as each split finishes),
 ``DIR/NAME.cv.csv`` (the cross-validation scores, where the table selects its hyperparameters once),
-``DIR/NAME.md`` (mean ± std next to the paper's numbers) and ``DIR/NAME.json``; prints the Markdown
+``DIR/NAME.md`` (the paper's layout: ours ± SE next to the paper's numbers, flags by standard error), ``DIR/NAME.json``
+and, with ``--plot``, ``DIR/NAME.png`` (per cell ours ± SE against the paper's number); prints the Markdown
 table, or the JSON summary with ``--json``. Ctrl-C keeps every finished split: run again with
 ``--resume`` to compute only the missing ones (refused, in one line, when the stored run's settings differ:
 ``DIR/NAME.meta.json``, see :func:`svmref.figures.tables._runner.settings`). Results already in ``DIR`` are never
@@ -41,6 +42,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="base seed of the splits (default 0)")
     p.add_argument("--datasets", default=None, help="comma-separated subset of the table's data sets")
     p.add_argument("--json", action="store_true", help="print the JSON summary instead of the Markdown table")
+    p.add_argument("--plot", action="store_true", help="also write DIR/NAME.png: per cell ours ± SE against the "
+                   "paper's number")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     return p
 
@@ -71,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         run = run_table(args.name, splits=args.splits, jobs=args.jobs, scheduler=args.scheduler, out=args.out,
                         resume=args.resume, quick=args.quick, seed=args.seed, datasets=dsets,
-                        progress=not args.no_progress, force=args.force)
+                        progress=not args.no_progress, force=args.force, plot=args.plot)
     except TableInterrupted as exc:
         print(f"\ninterrupted during {exc.phase}: the finished work is kept in {exc.path}; "
               "run the same command with --resume to compute only the missing tasks", file=sys.stderr)
@@ -102,8 +105,9 @@ def _print_result(args, run) -> None:
     else:
         print(run.md_path.read_text(encoding="utf-8"), end="")
         sys.stdout.flush()
+        png = f", {run.png_path}" if run.png_path else ""
         print(f"\nwrote {run.csv_path} ({len(run.rows)} rows, {run.n_computed} computed now), {run.md_path}, "
-              f"{run.json_path} in {run.runtime_s:.1f} s", file=sys.stderr)
+              f"{run.json_path}{png} in {run.runtime_s:.1f} s", file=sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover
