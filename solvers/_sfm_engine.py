@@ -306,7 +306,7 @@ def _shrink(y, lam, F, C, rows, n_rows):
     with some ``j`` only if ``y_t - F_t > M = min_{I_low}``, so it is dropped when ``y_t - F_t < M``;
     symmetrically a pattern in ``I_low`` only is dropped when ``y_t - F_t > m = max_{I_up}`` (``m``, ``M`` over
     ``rows[:n_rows]``). Returns ``(count, m - M)``; ``rows[:count]`` are the kept patterns. A shrunk pattern's
-    ``F`` is not updated until it is judged again by :func:`_rejudge`.
+    ``F`` need not be updated until it is judged again by :func:`_rejudge`, which recomputes it.
     """
     m = -np.inf
     M = np.inf
@@ -347,7 +347,9 @@ def _rejudge(X, y, lam, mu, w, F, C, rows, shrinking):
 
 @njit(cache=True)
 def _axpy_cols(XT, idx, coef, m, F, rows, n_rows, all_rows):
-    """``F += sum_q X[:, idx_q] coef_q`` on the unshrunk patterns, ``XT = X'`` row-major (contiguous columns)."""
+    """``F += sum_q X[:, idx_q] coef_q`` on the unshrunk patterns, ``XT = X'`` row-major (contiguous columns); on all
+    patterns when ``all_rows`` (the engine passes it while at least half are unshrunk: a contiguous loop is faster
+    than the indexed one, and a shrunk pattern's ``F`` is recomputed exactly when it is judged again anyway)."""
     N = F.shape[0]
     for q in range(m):
         c = coef[q]
@@ -510,7 +512,7 @@ def _smo(X, XT, y, C, mu, tol, max_iter, lam, w, F, use_gram, Q, diag, wss, refr
             for p in range(n_rows):
                 r = rows[p]
                 F[r] += cu * (Ki[r] - Kj[r])
-            _axpy_cols(XT, idx2, ev, n_e, F, rows, n_rows, n_rows == N)
+            _axpy_cols(XT, idx2, ev, n_e, F, rows, n_rows, 2 * n_rows >= N)
         else:
-            _axpy_cols(XT, idx, da, n_d, F, rows, n_rows, n_rows == N)
+            _axpy_cols(XT, idx, da, n_d, F, rows, n_rows, 2 * n_rows >= N)
     return it, gap, code, n_refresh, min_rows
