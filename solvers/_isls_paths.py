@@ -50,6 +50,7 @@ import scipy.linalg
 from scipy.linalg import blas, lapack
 
 from ._dd import dd_residual
+from .linear import sym_matmat
 
 __all__ = ["FitData", "Certificate", "Solution", "PATHS", "SMALL_PATHS", "LARGE_PATHS", "QR_MAX_M", "NYSTROM_RANK",
            "solve_active", "solve_qr", "certified"]
@@ -109,13 +110,13 @@ class FitData:
 
     def fit_c(self, S, z):
         """``K_c[:, S] z`` (centred fitted values of the coefficients ``z`` on ``S``), one pass over K in float64."""
-        u = self.K[:, S] @ z if 4 * S.shape[0] <= self.N else self.K.T @ _scatter(z, S, self.N)
+        u = self.K[:, S] @ z if 4 * S.shape[0] <= self.N else sym_matmat(self.K, _scatter(z, S, self.N))
         u -= float(self.kmean[S] @ z)
         return u
 
     def kct_c(self, S, u):
         """``(K_c' u)_S = (K u)_S`` for a centred ``u``, one pass over K in float64."""
-        return self.K[S] @ u if 4 * S.shape[0] <= self.N else (self.K.T @ u)[S]
+        return self.K[S] @ u if 4 * S.shape[0] <= self.N else sym_matmat(self.K, u)[S]
 
     def kc_cols(self, S):
         """``K_c[:, S] = K[:, S] - 1 kmean_S'`` (a new N x m array)."""
@@ -771,9 +772,9 @@ def _op32(D: FitData, S, a, c):
 
         def op32(p):
             z = a32 * p
-            u = K32.T @ z                                   # K symmetric: the transposed gemv is the faster one
+            u = sym_matmat(K32, z)                          # ssymv: half of K32 read (0.15 ms vs 0.23 at N = 2000)
             u -= km32 @ z
-            w = K32.T @ u
+            w = sym_matmat(K32, u)
             w *= ca32
             w += p
             return w
@@ -783,9 +784,9 @@ def _op32(D: FitData, S, a, c):
         def op32(p):
             z = a32 * p
             zz[S] = z
-            u = K32.T @ zz
+            u = sym_matmat(K32, zz)
             u -= km32 @ z
-            return p + ca32 * (K32.T @ u)[S]
+            return p + ca32 * sym_matmat(K32, u)[S]
     return op32
 
 

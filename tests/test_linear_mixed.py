@@ -148,3 +148,31 @@ def test_rls_on_the_mixed_path_gives_the_float64_answer(small_mixed):
     N = y.shape[0]
     c = np.linalg.solve(K + N * gamma * np.eye(N), t)
     assert float(np.max(np.abs(mixed.c - c))) <= 1e-10 * float(np.max(np.abs(c)))
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sym_matmat_reads_the_factorised_triangle_in_either_memory_order(order, dtype):
+    """``sym_matmat`` (BLAS symv) is ``K V`` for a symmetric K, and for a K that is symmetric only to a tolerance it
+    uses the entries ``K[i, j]``, ``i <= j`` -- the triangle ``potrf``/``spotrf`` factorise -- in C and in Fortran
+    order alike, for one column and for several."""
+    rng = np.random.default_rng(7)
+    N = 37
+    A = rng.normal(size=(N, N))
+    upper = np.triu(A) + np.triu(A, 1).T           # the symmetric matrix of the entries i <= j
+    K = np.array(A, dtype=dtype, order=order)      # not symmetric: the lower triangle is noise
+    V = rng.normal(size=(N, 3))
+    tol = 1e-12 if dtype == np.float64 else 1e-4
+    for W in (V, V[:, 0]):
+        got = linear.sym_matmat(K, W)
+        assert got.dtype == dtype
+        want = upper.astype(dtype).astype(np.float64) @ W
+        assert float(np.max(np.abs(got - want))) <= tol * float(np.max(np.abs(want)))
+
+
+def test_mixed_path_gives_the_same_answer_for_a_fortran_ordered_K(small_mixed):
+    K, y = blobs(seed=6)
+    rc = ls_svm(K, y, 10.0)
+    rf = ls_svm(np.asfortranarray(K), y, 10.0)
+    assert rc.info["precision"] == rf.info["precision"] == "mixed"
+    assert float(np.max(np.abs(rc.coef - rf.coef))) <= 1e-12 * float(np.max(np.abs(rc.coef)))
