@@ -34,8 +34,9 @@ NEWTON_START_GAP = 0.3
 NEWTON_MAX_STEPS = 50
 #: No Newton step when more patterns than this are free (the system is dense, ``O(m^3)``).
 NEWTON_MAX_FREE = 1500
-#: Most re-solves of one Newton step after pinning the patterns whose target left the box.
-NEWTON_MAX_PINS = 10
+#: Solves of one Newton target: the first and one re-solve after pinning the patterns whose target left the box
+#: (more re-solves cost more than the longer steps they allow, measured on the benchmark's 200 x 1000 instances).
+NEWTON_MAX_PINS = 2
 #: The Newton phase ends after this many Newton steps in a row that gain nothing (pair steps run between them).
 NEWTON_MAX_FAILS = 3
 
@@ -74,7 +75,7 @@ def _bordered(M, r, e, x0):
     return x0 + sol[:m]
 
 
-def newton_target(X, y, lam, w, C, mu):
+def newton_target(X, y, lam, w, C, mu, max_solves=None):
     r"""The maximiser of (10) with the free patterns ``F`` (``0 < lam_j < C``) and the active features ``A``
     (``|w_k| > mu``, signs ``s``) held, kept in the box by pinning: ``lam`` of the target, or ``None``.
 
@@ -86,9 +87,9 @@ def newton_target(X, y, lam, w, C, mu):
         [1'                0] [b] = [-y_B'lam_B           ],   G = X_{FA},  c = X_{BA}'(y_B lam_B) - mu s.
 
     A free pattern whose solution leaves ``[0, C]`` is pinned at the bound it crossed (moved from ``F`` to ``B``)
-    and the system solved again on the rest (at most :data:`NEWTON_MAX_PINS` times, after which the last target is
-    returned and the step stops at the box; ``G G'`` is formed once and its blocks reused: pinning ``P`` changes the
-    right-hand side by ``-G_K G_P'(y_P lam_P)/(2(1 - mu))``)."""
+    and the system solved again on the rest (``max_solves`` solves in all, default :data:`NEWTON_MAX_PINS`, after
+    which the last target is returned and the step stops at the box; ``G G'`` is formed once and its blocks reused:
+    pinning ``P`` changes the right-hand side by ``-G_K G_P'(y_P lam_P)/(2(1 - mu))``)."""
     free = np.flatnonzero((lam > 0.0) & (lam < C))
     A = np.flatnonzero(np.abs(w) > mu)
     if free.size == 0 or free.size > NEWTON_MAX_FREE or A.size == 0:
@@ -103,7 +104,7 @@ def newton_target(X, y, lam, w, C, mu):
     e0 = -float(y @ lam - v0.sum())
     pin = np.zeros(free.size)              # y_j lam_j of the pinned patterns
     keep = np.ones(free.size, dtype=bool)
-    for _ in range(NEWTON_MAX_PINS):
+    for _ in range(NEWTON_MAX_PINS if max_solves is None else max_solves):
         K, P = np.flatnonzero(keep), np.flatnonzero(~keep)
         if K.size == 0:
             return None
@@ -131,10 +132,19 @@ def newton_step(X, y, lam, w, F, C, mu, bp, ds) -> bool:
     """One step from ``lam`` towards :func:`newton_target` with the exact line search of 003 §2.6 along
     ``d = target - lam`` (:func:`svmref.solvers._sfm_engine._line_search` with ``phi'(0) = 1'd - a'u``,
     ``u = X'(y * d)``, ``t`` in the box); ``lam``, ``w``, ``F`` updated in place (``w``, ``F`` recomputed exactly).
-    Returns whether ``W`` (eq. (10)) rose by more than its rounding (``False``: nothing changed)."""
-    target = newton_target(X, y, lam, w, C, mu)
-    if target is None:
-        return False
+    Pinning can make ``d`` a direction along which ``W`` does not rise; then the step goes towards the first solve's
+    target instead (no pins, the step stops at the first pattern to reach the box: the active-set method's step,
+    uphill whenever the free set's quadratic is not at its maximum). Returns whether ``W`` (eq. (10)) rose by more
+    than its rounding (``False``: nothing changed)."""
+    for pins in (NEWTON_MAX_PINS, 1):
+        target = newton_target(X, y, lam, w, C, mu, pins)
+        if target is not None and _step_to(X, y, lam, w, F, C, mu, bp, ds, target):
+            return True
+    return False
+
+
+def _step_to(X, y, lam, w, F, C, mu, bp, ds, target) -> bool:
+    """The step of :func:`newton_step` along ``target - lam``; ``True`` when taken."""
     d = target - lam
     with np.errstate(divide="ignore", invalid="ignore"):
         room = np.where(d > 0.0, (C - lam) / d, np.where(d < 0.0, -lam / d, np.inf))
