@@ -106,6 +106,27 @@ def test_isls_at_ls_svm_params_uses_the_ls_svm_selection(monkeypatch):
     assert mod.PAPER[("motorcycle", "isls_svm@ls_svm_params")] == mod.PAPER[("motorcycle", "isls_svm")]
 
 
+def test_a_diverging_isls_grid_point_is_never_chosen(monkeypatch):
+    """ISLS-SVM diverges at large C (``ISLSDivergenceError``); in 004's tuning such a point scores inf instead of
+    ending the run. A stand-in CV prefers the largest C, where ISLS diverges: the next one is chosen.
+    Break: the ``except ISLSDivergenceError`` removed (the error ends the tuning)."""
+    import svmref.figures.tables.p004_table1 as p4
+    from svmref.solvers.isls import ISLSDivergenceError
+
+    top = max(p4.QUICK_C_GRID)
+
+    def fake_cv(model, K, y, folds, *, C=None, **kw):
+        if C == top:
+            raise ISLSDivergenceError("diverged")
+        return 100.0 - C * 1e-3
+
+    monkeypatch.setattr(p4, "cv_score", fake_cv)
+    X = np.random.default_rng(0).normal(size=(12, 2))
+    C, sigma, eps, score, edge = p4.tune("isls_svm", X, np.sign(X[:, 0]) + (X[:, 0] == 0), "classification",
+                                         None, quick=True)
+    assert C == sorted(p4.QUICK_C_GRID)[-2] and math.isfinite(score) and "C:" not in edge
+
+
 def test_000_also_runs_at_c1_sigma1(tmp_path):
     """000 Table 2 adds ``ls_svm@C1_sigma1`` and ``least_1norm_svm@C1_sigma1`` rows at C = 1, sigma = 1 (the lower
     corner of 000's grid), with the same solver as the CV-selected machines, and no edge flag (nothing selected).

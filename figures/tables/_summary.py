@@ -95,7 +95,10 @@ def summarize(module, rows) -> list[dict]:
 # Markdown
 # ------------------------------------------------------------------------------------------------
 def _digits(metric, value) -> int:
-    return 1 if metric != "mse" or abs(value) >= 1 else 4
+    """Decimals: one, two below 1 (an error of 0.22 %), four for an MSE below 1."""
+    if abs(value) >= 1:
+        return 1
+    return 4 if metric == "mse" else 2
 
 
 def _num(x, metric, ref=None) -> str:

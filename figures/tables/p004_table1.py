@@ -135,8 +135,11 @@ def tune(model: str, Xtr, ytr, task: str, folds, quick: bool) -> tuple[float, fl
     """Grid search by k-fold CV: ``(C, sigma, epsilon, cv_score, at_edge)`` with the lowest score (first in grid
     order on ties); ``at_edge`` names the hyperparameters selected on an edge of their grid.
 
-    ``epsilon`` is tuned for the SVR only (``None`` otherwise)."""
+    ``epsilon`` is tuned for the SVR only (``None`` otherwise). A grid point where ISLS-SVM diverges on a fold
+    (:class:`~svmref.solvers.isls.ISLSDivergenceError`: at ``C = 1e4`` the weighted system (3) of 004 leaves double
+    precision) scores ``inf`` and is never chosen."""
     from svmref.kernels import rbf_kernel
+    from svmref.solvers.isls import ISLSDivergenceError
 
     Cs, sigmas = (QUICK_C_GRID, QUICK_SIGMA_GRID) if quick else (C_GRID, SIGMA_GRID)
     factors = (None,)
@@ -148,7 +151,10 @@ def tune(model: str, Xtr, ytr, task: str, folds, quick: bool) -> tuple[float, fl
         for C in Cs:
             for f in factors:
                 eps = None if f is None else f * float(np.std(ytr))
-                score = cv_score(model, K, ytr, folds, C=C, epsilon=eps, task=task, variant="linear")
+                try:
+                    score = cv_score(model, K, ytr, folds, C=C, epsilon=eps, task=task, variant="linear")
+                except ISLSDivergenceError:  # Algorithm 1 diverged on a fold (large C): this point is never chosen
+                    score = math.inf
                 scores[(float(C), float(sigma)) + (() if f is None else (float(f),))] = score
                 if best is None or score < best[3]:
                     best = (C, sigma, eps, score, f)
