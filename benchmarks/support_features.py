@@ -47,7 +47,7 @@ CACHE_REPEATS = 3
 
 
 #: Interleaved repeats of the headline section (median).
-HEADLINE_REPEATS = 5
+HEADLINE_REPEATS = 7
 
 
 def separable(N, n, seed=0):

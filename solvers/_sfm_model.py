@@ -37,7 +37,7 @@ from ._result import (
     warn_suboptimal,
 )
 from ._sfm_engine import REFRESH_EVERY, _refresh, _rejudge, _smo
-from ._sfm_newton import newton_phase
+from ._sfm_newton import newton_phase, one_blas_thread
 from ._smo_common import best_bias
 from ._smo_common import bias as _libsvm_bias
 
@@ -241,7 +241,8 @@ def support_features(X, y, C=1.0, mu=0.0, *, tol=1e-3, gap_tol=None, max_iter=No
         best balanced point, then once the KKT gap is below 0.3 each Newton step moves towards the maximiser of (10)
         with the free patterns and the active features held, by the exact line search of the pair step, and
         ``N // 10`` pair steps (at least 20) follow it; ``info["newton_steps"]``. ``False``: SMO alone. ``"auto"``
-        (default): on when ``N <= 2 n`` (:data:`NEWTON_AUTO_RATIO`), where most patterns can be free.
+        (default): on when ``N <= 2 n`` (:data:`NEWTON_AUTO_RATIO`), where most patterns can be free. With Newton
+        steps BLAS runs on one thread during the solve (:func:`svmref.solvers._sfm_newton.one_blas_thread`).
 
     Returns
     -------
@@ -249,7 +250,8 @@ def support_features(X, y, C=1.0, mu=0.0, *, tol=1e-3, gap_tol=None, max_iter=No
     """
     t0 = _time.perf_counter()
     s = _setup(X, y, C, mu, tol, gap_tol, max_iter, lam0, b_rule, wss, shrinking, use_gram, cache_size, gram, newton)
-    w, F, n_iter, gap, code, info, why = _solve(s)
+    with one_blas_thread(s.newton):
+        w, F, n_iter, gap, code, info, why = _solve(s)
     return _finish(s, w, F, n_iter, gap, code, t0, info, why=why)
 
 

@@ -193,3 +193,23 @@ def test_newton_phase_goes_on_when_the_pinned_direction_is_not_uphill():
     X, y = _separable(200, 1000, 4)
     r = support_features(X, y, 1.0, 0.5, tol=1e-3)
     assert r.status == "optimal" and r.n_iter < 2000, r.n_iter
+
+
+def test_the_newton_steps_run_blas_on_one_thread(monkeypatch):
+    """BLAS is limited to one thread while the solver runs the Newton steps (two OpenBLAS threads on small matrices
+    cost 20x the CPU time on a loaded machine), and the caller's setting is restored after."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    seen = []
+    step = NW.newton_step
+
+    def spy(*args):
+        seen.append(max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"))
+        return step(*args)
+
+    monkeypatch.setattr(NW, "newton_step", spy)
+    X, y = _separable(60, 200, 0)
+    with threadpool_limits(2, user_api="blas"):
+        support_features(X, y, 1.0, 0.5)
+        after = max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+    assert seen and set(seen) == {1} and after == 2
