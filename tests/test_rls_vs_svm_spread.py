@@ -181,6 +181,17 @@ def test_rls_cv_path_matches_the_solver():
             assert np.array_equal(labels[:, j], R.fit_rls(X[:30], y[:30], sigma, g).predict(X[30:]))
 
 
+def test_cv_select_is_cv_errors_then_select_cell():
+    X, y = R.sample("square", 40, np.random.default_rng(1))
+    sigmas, second = (0.1, 0.3), (1e-3, 1.0)
+    got = R.cv_select("rls", X, y, np.random.default_rng(2), sigmas=sigmas, second=second, n_folds=3)
+    E = R.cv_errors("rls", X, y, R._folds(40, 3, np.random.default_rng(2)), sigmas, second)
+    i, j = R.select_cell("rls", E)
+    assert got == (sigmas[i], second[j], E[i, j] / 40)
+    with pytest.raises(ValueError, match="method"):
+        R.cv_errors("lssvm", X, y, R._folds(40, 3, np.random.default_rng(2)), sigmas, second)
+
+
 @pytest.mark.parametrize("kwargs,name", [
     ({"n_draws": 0}, "n_draws"), ({"n_draws": 2.5}, "n_draws"), ({"n_folds": 1}, "n_folds"),
     ({"n_folds": 41}, "n_folds"), ({"gammas": (1.0, 0.1)}, "gammas"), ({"sigmas": (0.0, 1.0)}, "sigmas"),
