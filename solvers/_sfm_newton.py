@@ -182,8 +182,9 @@ def _step_to(X, y, lam, w, F, C, mu, bp, ds, target) -> bool:
     new[new >= C - SNAP * C] = C
     if abs(float(y @ new)) > abs(float(y @ lam)) + (SNAP + 8.0 * UNIT_ROUNDOFF) * y.size * C:
         return False  # the step would leave y'lam = 0 (003 eq. (10)) beyond rounding and snapping: not taken
-    w_new, F_new = np.empty_like(w), np.empty_like(F)
-    _refresh(X, y, new, mu, w_new, F_new)
+    w_new = X.T @ (y * new)                                   # eq. (6), exact (BLAS)
+    g = w_new - np.clip(w_new, -mu, mu)                       # sign(w) max{0, |w| - mu}
+    F_new = X @ (g / (2.0 * (1.0 - mu)))                      # X a with a of eq. (8)
     W0, W1 = _dual(lam, w, mu), _dual(new, w_new, mu)
     if not W1 - W0 > 8.0 * UNIT_ROUNDOFF * (abs(W0) + float(np.sum(lam))):
         return False
