@@ -41,6 +41,8 @@ NEWTON_MAX_FREE = 1500
 NEWTON_MAX_PINS = 2
 #: The Newton phase ends after this many Newton steps in a row that gain nothing (pair steps run between them).
 NEWTON_MAX_FAILS = 3
+#: :class:`ActiveGram` is formed anew after this many rank updates.
+GRAM_UPDATES = 10
 
 
 _CONTROLLER = []
@@ -97,7 +99,7 @@ def _bordered(M, r, e, x0):
     return x0 + sol[:m]
 
 
-def newton_target(X, y, lam, w, C, mu, max_solves=None):
+def newton_target(X, y, lam, w, F, C, mu, max_solves=None, gram=None):
     r"""The maximiser of (10) with the free patterns ``F`` (``0 < lam_j < C``) and the active features ``A``
     (``|w_k| > mu``, signs ``s``) held, kept in the box by pinning: ``lam`` of the target, or ``None``.
 
@@ -107,6 +109,11 @@ def newton_target(X, y, lam, w, C, mu, max_solves=None):
 
         [G G'/(2(1 - mu))  1] [v]   [y_F - G c/(2(1 - mu))]
         [1'                0] [b] = [-y_B'lam_B           ],   G = X_{FA},  c = X_{BA}'(y_B lam_B) - mu s.
+
+    With ``X_{BA}'(y_B lam_B) = w_A - G'v_0`` (eq. (6), ``v_0`` the current ``y_F lam_F``) and ``G (w_A - mu s) =
+    2(1 - mu) (X a)_F`` (eq. (8)), the right-hand side is ``y_F - (X a)_F + G G' v_0 / (2(1 - mu))``: ``F = X a``
+    (exact) and ``G G'`` are all it needs. ``G G'`` is the block ``(F, F)`` of ``X_A X_A'``, from ``gram``
+    (:class:`ActiveGram`, kept across Newton steps) when given.
 
     A free pattern whose solution leaves ``[0, C]`` is pinned at the bound it crossed (moved from ``F`` to ``B``)
     and the system solved again on the rest (``max_solves`` solves in all, default :data:`NEWTON_MAX_PINS`, after
@@ -118,11 +125,13 @@ def newton_target(X, y, lam, w, C, mu, max_solves=None):
         return None
     target = None
     h = 2.0 * (1.0 - mu)
-    G = X[np.ix_(free, A)]
-    M0 = G @ G.T / h
+    if gram is None:
+        G = X[np.ix_(free, A)]
+        M0 = G @ G.T / h
+    else:
+        M0 = gram.block(w, mu, free) / h
     v0 = y[free] * lam[free]
-    c = w[A] - G.T @ v0 - mu * np.sign(w[A])    # X_{BA}'(y_B lam_B) = w_A - G'v0 (eq. (6))
-    r0 = y[free] - G @ c / h
+    r0 = y[free] - F[free] + M0 @ v0
     e0 = -float(y @ lam - v0.sum())
     pin = np.zeros(free.size)              # y_j lam_j of the pinned patterns
     keep = np.ones(free.size, dtype=bool)
@@ -143,6 +152,32 @@ def newton_target(X, y, lam, w, C, mu, max_solves=None):
     return target  # after NEWTON_MAX_PINS re-solves it may still leave the box: the step then stops at the box
 
 
+class ActiveGram:
+    """``X_A X_A'`` over all patterns for the active features ``A`` (``|w_k| > mu``), kept across Newton steps:
+    between two steps ``A`` changes by a few features, and each costs a rank-one update (``O(N^2)``) instead of
+    forming ``G G'`` again (``O(m^2 |A|)``). Formed anew when more than a quarter of ``A`` changed and after
+    :data:`GRAM_UPDATES` updates (rounding). ``N x N`` memory: used only when ``N <= NEWTON_MAX_FREE``."""
+
+    def __init__(self, X):
+        self.X, self.mask, self.K, self.updates = X, None, None, 0
+
+    def block(self, w, mu, free):
+        """``(X_A X_A')[free, free]`` for the active features of ``w``."""
+        mask = np.abs(w) > mu
+        if self.mask is not None and self.updates < GRAM_UPDATES:
+            add, rem = mask & ~self.mask, self.mask & ~mask
+            if 4 * (np.count_nonzero(add) + np.count_nonzero(rem)) <= np.count_nonzero(mask):
+                for cols, sign in ((add, 1.0), (rem, -1.0)):
+                    if np.any(cols):
+                        Xc = self.X[:, cols]
+                        self.K += sign * (Xc @ Xc.T)
+                self.mask, self.updates = mask, self.updates + 1
+                return self.K[np.ix_(free, free)]
+        XA = self.X[:, mask]
+        self.K, self.mask, self.updates = XA @ XA.T, mask, 0
+        return self.K[np.ix_(free, free)]
+
+
 def _dual(lam, w, mu) -> float:
     """003, eq. (10): ``W(lam) = sum_j lam_j - 1/(4(1-mu)) sum_i max{0, |w_i| - mu}^2`` (as ``_sfm_model.dual_objective``,
     which imports this module)."""
@@ -150,7 +185,7 @@ def _dual(lam, w, mu) -> float:
     return float(np.sum(lam) - g @ g / (4.0 * (1.0 - mu)))
 
 
-def newton_step(X, y, lam, w, F, C, mu, bp, ds) -> bool:
+def newton_step(X, y, lam, w, F, C, mu, bp, ds, gram=None) -> bool:
     """One step from ``lam`` towards :func:`newton_target` with the exact line search of 003 §2.6 along
     ``d = target - lam`` (:func:`svmref.solvers._sfm_engine._line_search` with ``phi'(0) = 1'd - a'u``,
     ``u = X'(y * d)``, ``t`` in the box); ``lam``, ``w``, ``F`` updated in place (``w``, ``F`` recomputed exactly).
@@ -159,7 +194,7 @@ def newton_step(X, y, lam, w, F, C, mu, bp, ds) -> bool:
     uphill whenever the free set's quadratic is not at its maximum). Returns whether ``W`` (eq. (10)) rose by more
     than its rounding (``False``: nothing changed)."""
     for pins in (NEWTON_MAX_PINS, 1):
-        target = newton_target(X, y, lam, w, C, mu, pins)
+        target = newton_target(X, y, lam, w, F, C, mu, pins, gram)
         if target is not None and _step_to(X, y, lam, w, F, C, mu, bp, ds, target):
             return True
     return False
@@ -218,6 +253,7 @@ def newton_phase(s, w, F, engine, holds):
     ``engine(kkt_tol, budget)`` is the solver's SMO; returns ``(n_iter, n_refresh, min_rows, n_newton)``."""
     N, n = s.X.shape
     bp, ds = np.empty(2 * n), np.empty(2 * n)
+    gram = ActiveGram(s.X) if N <= NEWTON_MAX_FREE else None
     if not np.any(s.lam):  # a cold start: from the balanced point instead of 0
         lam = balanced_start(s.X, s.y, s.C, s.mu)
         if lam is not None:
@@ -229,7 +265,7 @@ def newton_phase(s, w, F, engine, holds):
     while n_newton < NEWTON_MAX_STEPS and n_iter < s.max_iter and fails < NEWTON_MAX_FAILS and code in (0, 1):
         if code == 0 and gap <= s.tol and holds():
             break
-        if newton_step(s.X, s.y, s.lam, w, F, s.C, s.mu, bp, ds):
+        if newton_step(s.X, s.y, s.lam, w, F, s.C, s.mu, bp, ds, gram):
             n_newton, fails = n_newton + 1, 0
         else:
             fails += 1

@@ -126,7 +126,7 @@ def test_newton_target_meets_the_equality_when_the_system_is_singular():
     _refresh(X, y, r.lam, mu, w, F)
     free = np.sum((r.lam > 0) & (r.lam < C))
     assert free > np.sum(np.abs(w) > mu)          # the singular case
-    target = NW.newton_target(X, y, r.lam, w, C, mu)
+    target = NW.newton_target(X, y, r.lam, w, F, C, mu)
     assert target is not None and abs(float(y @ target)) <= 1e-10 * N * C
 
 
@@ -213,3 +213,24 @@ def test_the_newton_steps_run_blas_on_one_thread(monkeypatch):
         support_features(X, y, 1.0, 0.5)
         after = max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
     assert seen and set(seen) == {1} and after == 2
+
+
+def test_active_gram_updates_equal_the_direct_block():
+    """:class:`ActiveGram` kept by rank updates as the active features change gives the same ``X_A X_A'`` block as
+    forming it anew (a wrong sign or a missed feature in an update is a wrong Newton direction, found only as a slower
+    solve)."""
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((30, 80))
+    gram = NW.ActiveGram(X)
+    w = rng.standard_normal(80)
+    mu = 0.5
+    updated = 0
+    for _ in range(25):
+        flip = rng.choice(80, 2, replace=False)
+        w[flip] = rng.standard_normal(2)               # a few features enter or leave
+        free = np.sort(rng.choice(30, 20, replace=False))
+        A = np.abs(w) > mu
+        direct = X[np.ix_(free, np.flatnonzero(A))] @ X[np.ix_(free, np.flatnonzero(A))].T
+        assert np.allclose(gram.block(w, mu, free), direct, rtol=0, atol=1e-10 * np.abs(direct).max())
+        updated = max(updated, gram.updates)
+    assert updated > 0                                 # the rank updates were exercised
