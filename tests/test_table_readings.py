@@ -19,6 +19,13 @@ from svmref.figures.tables._common import at_edge
 from svmref.figures.tables._summary import se_flag, summarize
 
 
+@pytest.fixture(scope="module")
+def mixture_run(tmp_path_factory):
+    """One quick 001-table2 run on the mixture under both readings, shared by the tests that read its rows."""
+    return run_table("001-table2", quick=True, splits=2, datasets=["mixture", "mixture@bayes-labels"],
+                     out=tmp_path_factory.mktemp("mixture"), progress=False)
+
+
 # ------------------------------------------------------------------------------------------------ readings
 def test_letter_rows_read_u_w_and_v_w():
     """001 Table 1's letter row is computed as U vs W and as V vs W, both compared with the one printed row.
@@ -56,13 +63,11 @@ def test_bayes_labels_come_from_the_generating_distribution():
     assert np.all(mod.bayes_labels("mixture", Xm) == 1.0)
 
 
-def test_bayes_reading_scores_the_same_fit(tmp_path):
+def test_bayes_reading_scores_the_same_fit(mixture_run):
     """``PROBLEM@bayes-labels`` rows are the same fits as ``PROBLEM``'s (same hyperparameters, support vectors and
     iterations per split), scored against other labels. Break: the @bayes-labels data drawn from its own seed
     (``split_rng(..., d, ...)`` instead of the problem's)."""
-    run = run_table("001-table2", quick=True, splits=2, datasets=["mixture", "mixture@bayes-labels"], out=tmp_path,
-                    progress=False)
-    rows = {(r["dataset"], r["model"], r["split"]): r for r in run.rows}
+    rows = {(r["dataset"], r["model"], r["split"]): r for r in mixture_run.rows}
     differ = 0
     for (d, m, s), r in rows.items():
         if d != "mixture":
@@ -157,11 +162,11 @@ def test_at_edge_names_the_hyperparameter_and_its_edge():
     assert at_edge(C=(5.0, (5.0,))) == ""
 
 
-def test_every_row_flags_its_grid_edges_and_the_summary_counts_them(tmp_path):
+def test_every_row_flags_its_grid_edges_and_the_summary_counts_them(mixture_run):
     """Each row's ``at_edge`` is its selection against the table's grid, and the .md and .json count the rows at an
     edge. Break: ``edge_counts`` returning nothing, or ``at_edge`` left out of a table's row."""
     mod = get("001-table2")
-    run = run_table("001-table2", quick=True, splits=2, datasets=["square", "overlap"], out=tmp_path, progress=False)
+    run = mixture_run
     for r in run.rows:
         second = ("gamma", mod.QUICK_GAMMAS) if r["model"] == "rls" else ("C", mod.QUICK_CS)
         want = at_edge(sigma=(float(r["sigma"]), mod.QUICK_SIGMAS), **{second[0]: (float(r[second[0]]), second[1])})
@@ -213,11 +218,10 @@ def test_flags_by_standard_error_beside_the_papers_std():
 
 
 # ------------------------------------------------------------------------------------------------ layout, plot
-def test_markdown_is_in_the_papers_layout(tmp_path):
+def test_markdown_is_in_the_papers_layout(mixture_run):
     """The .md opens with the paper's table: one row per data set (both readings as rows), the paper's columns (RLS,
     SVM), each cell ours ± SE · the paper's number · the flag. Break: the layout table left out of the .md."""
-    run = run_table("001-table2", quick=True, splits=2, datasets=["mixture", "mixture@bayes-labels"], out=tmp_path,
-                    progress=False)
+    run = mixture_run
     md = run.md_path.read_text(encoding="utf-8").splitlines()
     head = md.index("| data set | RLS (% error) | SVM (% error) |")
     body = md[head + 2:head + 4]
