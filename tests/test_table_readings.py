@@ -132,6 +132,18 @@ def test_a_diverging_isls_grid_point_is_never_chosen(monkeypatch):
     assert C == sorted(p4.QUICK_C_GRID)[-2] and math.isfinite(score) and "C:" not in edge
 
 
+def test_the_svr_is_tuned_on_its_wider_c_grid(monkeypatch):
+    """004's SVR (Motorcycle) searches C up to 1e5, the other machines up to 1e4: a stand-in CV that prefers the largest
+    C gets 1e5 for the SVR and 1e4 for the LS-SVM. Break: the SVR tuned on the shared C grid."""
+    import svmref.figures.tables.p004_table1 as p4
+
+    monkeypatch.setattr(p4, "cv_score", lambda model, K, y, folds, *, C=None, **kw: -C)
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    y = X[:, 0] * 10.0
+    assert p4.tune("l1_svm", X, y, "regression", None, quick=False)[0] == max(p4.SVR_C_GRID) == 1e5
+    assert p4.tune("ls_svm", X, y, "regression", None, quick=False)[0] == max(p4.C_GRID) == 1e4
+
+
 def test_000_also_runs_at_c1_sigma1(tmp_path):
     """000 Table 2 adds ``ls_svm@C1_sigma1`` and ``least_1norm_svm@C1_sigma1`` rows at C = 1, sigma = 1 (the lower
     corner of 000's grid), with the same solver as the CV-selected machines, and no edge flag (nothing selected).
@@ -190,6 +202,8 @@ def test_grids_are_wider_than_where_the_selections_piled_up():
     t1 = get("001-table1")
     assert min(t1.SIGMA_GRID) < 0.1 and max(t1.SIGMA_GRID) > 10.0 and min(t1.GAMMA_GRID) < 1e-6
     assert max(t1.C_GRID) > 1e3
+    t4 = get("004-table1")
+    assert max(t4.SVR_C_GRID) > max(t4.C_GRID) >= 1e4 and min(t4.C_GRID) < 0.1 and max(t4.EPS_FACTORS) > 0.4
     t2 = get("001-table2")
     assert min(t2.SIGMAS) < min(rv.SIGMAS) and max(t2.CS) > max(rv.CS) and min(t2.GAMMAS) < min(rv.GAMMAS)
 
