@@ -93,9 +93,10 @@ class FitData:
         self.y = y
         self.ybar = float(np.mean(y))
         self.yc = y - self.ybar
-        self.kmean = K.mean(axis=0)                        # column means (K symmetric: row means too)
+        both = sym_matmat(K, np.c_[np.ones(self.N), self.yc])   # K 1 and K y_c: one pass over half of K (symv)
+        self.kmean = both[:, 0] / self.N                   # column means (K symmetric: row means too)
+        self.Kyc = both[:, 1]                              # K_c' y_c = K' y_c  (y_c is centred)
         self.colsq = np.einsum("ij,ij->j", K, K)           # ||K_:i||^2, for the drop rule
-        self.Kyc = K @ self.yc                             # K_c' y_c = K' y_c  (y_c is centred)
         self.gram = {}                                     # dtype -> K_c'K_c, formed once when an m > N/2 set needs it
         self.lowrank = None                                # (G, Lp) for a K of low numerical rank, False if not
         self.K32 = None                                    # float32 copy of K: the inner operator of the mixed CG
