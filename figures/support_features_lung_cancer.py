@@ -85,7 +85,8 @@ import numpy as np
 
 from ._common import format_table, new_figure
 
-__all__ = ["DEFAULT_SEED", "CS", "TOL", "THESIS", "selectivity_axis", "loo_path", "loo_errors", "TIE", "LungCancerResult",
+__all__ = ["DEFAULT_SEED", "CS", "TOL", "THESIS", "selectivity_axis", "loo_path", "loo_errors", "loo_counts", "TIE",
+           "LungCancerResult",
            "refine_plateau", "compute", "plot", "figure", "to_json"]
 
 #: No randomness is involved (fixed data, deterministic solver); the seed is recorded for the convention.
@@ -476,13 +477,47 @@ def _by_c_panel(ax, result: LungCancerResult):
     ax.legend(fontsize=7, ncol=1, loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False)
 
 
+def loo_counts(result: LungCancerResult) -> np.ndarray:
+    """The LOO errors (counts of the N patients) over (C, mu): one row per C of :data:`CS`, one column per mu."""
+    return np.array([np.round(np.asarray(result.loo_by_C[c]) * result.N) for c in result.loo_by_C], dtype=int)
+
+
+def _heatmap_panel(ax, result: LungCancerResult):
+    """LOO errors over (C, mu) as a heat map: the tied C at mu = 0 boxed, the chosen C's plateau underlined, each
+    row's minimum dotted, and 003's statements beside it (003 Figs. 4, 5; §4.2's 5 features, 6% below the SVM)."""
+    t, Z, Cs, N = selectivity_axis(result.mus), loo_counts(result), list(result.loo_by_C), result.N
+    half = (t[1] - t[0]) / 2 if t.size > 1 else 0.5
+    im = ax.imshow(Z, aspect="auto", origin="lower", cmap="viridis", interpolation="nearest",
+                   extent=(t[0] - half, t[-1] + half, -0.5, len(Cs) - 0.5))
+    ax.figure.colorbar(im, ax=ax, label=f"leave-one-out errors (of N = {N})")
+    ax.set_yticks(range(len(Cs)), [f"{c:g}" for c in Cs])
+    tied = result.tied_C()
+    rows = [Cs.index(c) for c in tied]
+    ax.plot([t[0]] * len(rows), rows, "s", ms=9, mfc="none", mec="white", mew=1.6,
+            label=f"tied at mu = 0 ({Z[rows[0], 0]}/{N}): C = " + ", ".join(f"{c:g}" for c in tied))
+    for i, row in enumerate(Z):
+        on = np.flatnonzero(row == row.min())
+        ax.plot(t[on], [i] * on.size, ".", color="tab:red", ms=4, label="each C's minimum" if i == 0 else None)
+    k = Cs.index(result.C)
+    idx = result.plateau()["index"]
+    ax.plot([t[idx].min() - half, t[idx].max() + half], [k - 0.42] * 2, "-", color="tab:red", lw=3,
+            label="plateau at the chosen C = {:g}: {}-{} features".format(result.C, *result.plateau()["features"]))
+    ax.set_xlabel("artanh(mu)")
+    ax.set_ylabel("C")
+    ax.set_title(f"LOO errors over (C, mu)\n003: minimum {THESIS['loo_reduction']:.0%} below the SVM, "
+                 f"{THESIS['loo_min_selected']} features there", fontsize=10)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False)
+
+
 def plot(result: LungCancerResult):
-    """Three panels against ``artanh(mu)``: LOO error (003 Fig. 4) and #features (Fig. 5), each with the LOO plateau
-    shaded, and the LOO error for every C with the tied C at mu = 0 marked."""
-    fig, axes = new_figure(1, 3, width=17.0, height=6.4)
+    """Four panels: against ``artanh(mu)``, LOO error (003 Fig. 4) and #features (Fig. 5), each with the LOO plateau
+    shaded; the LOO error for every C with the tied C at mu = 0 marked; and the LOO errors over (C, mu) as a heat
+    map (:func:`_heatmap_panel`)."""
+    fig, axes = new_figure(2, 2, width=15.0, height=12.0)
     _loo_panel(axes[0, 0], result)
     _features_panel(axes[0, 1], result)
-    _by_c_panel(axes[0, 2], result)
+    _by_c_panel(axes[1, 0], result)
+    _heatmap_panel(axes[1, 1], result)
     fig.suptitle(f"Support features machine on UCI Lung Cancer ({result.N} patients: class 3 vs 1, 2; "
                  f"n = {result.n}), C = {result.C:g} (the smallest of the C tied at the SVM's best LOO error); "
                  f"exact LOO, tol {result.info['tol']:g}", fontsize=11)

@@ -247,11 +247,27 @@ def test_refine_plateau_spans_the_neighbours_of_the_plateau(data):
     assert set(skipped) == {"skipped"} and str(LC.REFINE_MAX) in skipped["skipped"]
 
 
-def test_fast_figure_draws_three_panels(fast):
+def test_fast_figure_draws_four_panels_and_the_heat_map_is_the_loo_grid(fast):
+    """Four panels against artanh(mu) (and the heat map's colour bar); the heat map's cells are the LOO error counts
+    of every (C, mu), rows in the order of CS, the tied C boxed at mu = 0 and the chosen C's plateau underlined."""
     fig = LC.plot(fast)
     axes = fig.get_axes()
-    assert len(axes) == 3 and all(ax.get_xlabel() == "artanh(mu)" for ax in axes)
+    assert len(axes) == 5 and all(ax.get_xlabel() == "artanh(mu)" for ax in axes[:4])
     assert "Fig. 4" in axes[0].get_title() and "Fig. 5" in axes[1].get_title()
+    heat = axes[3]
+    N = fast.N
+    want = np.array([[round(v * N) for v in fast.loo_by_C[c]] for c in LC.CS])
+    np.testing.assert_array_equal(np.asarray(heat.images[0].get_array()), want)
+    assert [t.get_text() for t in heat.get_yticklabels()] == [f"{c:g}" for c in LC.CS]
+    t = np.arctanh(fast.mus)
+    boxes = heat.get_lines()[0]
+    assert np.allclose(boxes.get_xdata(), t[0]) and list(boxes.get_ydata()) == [LC.CS.index(c) for c in fast.tied_C()]
+    plateau = [ln for ln in heat.get_lines() if "plateau" in str(ln.get_label())][0]
+    k, idx = LC.CS.index(fast.C), fast.plateau()["index"]
+    half = (t[1] - t[0]) / 2
+    assert np.allclose(plateau.get_xdata(), [t[idx].min() - half, t[idx].max() + half])
+    assert np.allclose(plateau.get_ydata(), k - 0.42)
+    assert "003: minimum 6% below the SVM, 5 features" in heat.get_title()
 
 
 def test_bad_parameters():
