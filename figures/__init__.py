@@ -34,7 +34,7 @@ FIGURES: dict[str, tuple[str, str]] = {
     "support-features-selectivity": (
         "svmref.figures.support_features_selectivity",
         "003 Figs. 2, 3 and an analogue of Fig. 5 (003's Fig. 5 is Lung Cancer): test error, LOO error and #features "
-        "vs selectivity mu on two hypercubes; the median of 21 seeds drawn, the spread over them beside 003's numbers",
+        "vs selectivity mu on two hypercubes; the median of 101 seeds drawn, the spread over them beside 003's numbers",
     ),
     "support-features-lung-cancer": (
         "svmref.figures.support_features_lung_cancer",
