@@ -624,7 +624,8 @@ def _ls_svm_kkt(K, y, C, method, tol, max_iter, overwrite_K, solver_name, rows=N
 def _product_of_beta(P, S, b, rows, shift):
     """``(Ktilde beta, bound on its error per entry)`` in the scaled units, from the refinement's last product
     ``P = Ktilde [nu, eta]`` (:func:`_mixed_solve`) instead of one more pass over K: ``Ktilde beta = P_0 - b P_1`` for
-    ``beta = nu - b eta``. The bound adds the rounding of ``P`` (:func:`_matvec_err` for each column, weighted by
+    ``beta = nu - b eta`` (the block elimination of 004 eq. (2), module docstring). The bound adds the rounding of
+    ``P`` (:func:`_matvec_err` for each column, weighted by
     ``|b|``), of ``beta`` itself (``2u (|nu| + |b| |eta|)`` per entry, times the row sums of ``|Ktilde|``) and of the
     combination (``2u (|P_0| + |b| |P_1|)``)."""
     nu, eta = S[:, 0], S[:, 1]
