@@ -13,7 +13,12 @@ computed in float64 with the exact K, certifies the iterate (:class:`Certificate
   ``||r|| / (||M|| ||v|| + ||g||) <= _BERR`` (Rigal & Gaches 1967; ``||M||`` a lower estimate, so the ratio is not
   understated), and the forward bound that follows, the residual's own rounding ``_RESID_ROUND u (2 ||M|| ||v|| +
   ||g||)`` included, is at most ``_FORWARD max(1, ||v||)`` (:func:`certified`);
-* ``"double-double"``: where that rounding alone is too large (``||M||`` beyond ~1e5), the residual is computed in
+* ``"augmented"``: the residual of the augmented (least-squares) form of (N), with the fit's residual ``xi`` carried
+  as a second unknown (:func:`_augmented_refine`): ``||v - v*|| <= ||s1|| + sqrt(c) ||t|| / 2`` plus their rounding,
+  which is ``u sqrt(||M||)`` times the data instead of ``u ||M||``, at most ``_FORWARD max(1, ||v||)``; tried first by
+  the factorisation paths (``"gram"``, ``"lowrank"``, ``"cholesky32"``, ``"cholesky"``) wherever that rounding
+  allows it (:func:`_augmented_enough`: ``||M||`` up to ~1e9 to 1e10);
+* ``"double-double"``: where even that rounding is too large, the residual of ``M v = g`` is computed in
   double-double (:func:`svmref.solvers._dd.dd_residual`) and the correction certifies (:func:`_dd_refine`);
 * ``"qr"``: Householder QR of the least-squares form, the last resort (backward stable; no certificate computed).
 
@@ -102,6 +107,7 @@ class FitData:
         self.K32 = None                                    # float32 copy of K: the inner operator of the mixed CG
         self.F0 = None                                     # K_c'K_c ~ F0 F0' (Nystrom), formed once per fit
         self.last_mnorm = None                             # (a, ||M|| estimate) of the last large iteration
+        self.last_xinorm = None                            # ||xi|| of the last certified iterate
 
     def k32(self):
         if self.K32 is None:
@@ -152,11 +158,12 @@ class Certificate:
     path : str
         The path's name (:data:`PATHS`).
     kind : str or None
-        ``"residual"``, ``"backward error"``, ``"double-double"`` or ``"qr"`` (module docstring); ``None`` when the
-        path could not certify its iterate (the next path is tried).
+        ``"residual"``, ``"backward error"``, ``"augmented"``, ``"double-double"`` or ``"qr"`` (module docstring);
+        ``None`` when the path could not certify its iterate (the next path is tried).
     residual : float
-        ``||r|| / max(1, ||v||)`` of the float64 residual of the returned ``v`` (double-double refinement: its
-        estimate ``2 ||d|| / max(1, ||v||)`` of the error from the last correction ``d``); ``inf`` for QR.
+        ``||r|| / max(1, ||v||)`` of the float64 residual of the returned ``v`` (augmented: its bound on the error over
+        ``max(1, ||v||)``; double-double refinement: its estimate ``2 ||d|| / max(1, ||v||)`` of the error from the last
+        correction ``d``); ``inf`` for QR.
     backward_error : float
         ``||r|| / (||M|| ||v|| + ||g||)`` with the lower estimate of ``||M||`` the test used, to compare with
         ``_BERR``; ``nan`` where the residual alone decided (or QR).
@@ -274,6 +281,15 @@ class WeightedSystem:
             kind = "double-double"
         return Certificate(path, kind, float(res), berr, steps, inner_steps)
 
+    def certify_augmented(self, path, v, est, u, steps, mnorm=None) -> Solution:
+        """A path's :class:`Solution` certified by :func:`_augmented_refine` (``est <= _FORWARD``).  ``||M||`` for the
+        next iteration's choice of precision: the path's estimate, else the bound ``1 + c ||K[:, S] diag(a)||_F^2``
+        (from above: it can only keep a float32 path out)."""
+        if mnorm is None:
+            mnorm = 1.0 + self.c * float(self.a * self.a @ self.data.colsq[self.S])
+        self.remember(mnorm)
+        return Solution(v, u, Certificate(path, "augmented", float(est), float("nan"), steps))
+
     def conclude(self, path, v, res, u, mnorm, **how) -> Solution:
         """A path's :class:`Solution`: ``mnorm`` (the path's lower estimate of ``||M||``) remembered, then judged."""
         if mnorm:
@@ -300,6 +316,8 @@ def solve_active(data: FitData, S, a, c, cond) -> Solution:
         if sol is None:                                   # a factorisation failed: nothing to judge
             continue
         if sol.certificate.accepted:
+            if sol.u is not None:                         # the fit's residual, for the next augmented pre-check
+                data.last_xinorm = float(np.linalg.norm(data.yc - sol.u))
             return replace(sol, tried=tuple(tried))
         tried.append(sol.certificate)
     return replace(PATHS["qr"].solve(system), tried=tuple(tried))
@@ -371,7 +389,8 @@ def solve_qr(D: FitData, S, a, c):
 
 class GramPath(_Path):
     """``"gram"``: a small active set.  ``M = I + c A_c'A_c`` from ``A_c = K_c[:, S] diag(a)`` (N x m, float64, BLAS
-    ``syrk``: O(N m^2)), its Cholesky factor, and iterative refinement against the same ``A_c`` (exact in float64),
+    ``syrk``: O(N m^2)), its Cholesky factor, and iterative refinement: on the augmented system
+    (:func:`_augmented_refine`) where its rounding can certify, else against the same ``A_c`` (exact in float64),
     kept while the residual halves; when ``||M||`` (from the factor) is too large for the backward-error certificate,
     refinement with double-double residuals instead (:func:`_dd_refine`).  Needs ``cond(M) u <= 1e-6``."""
 
@@ -391,6 +410,10 @@ class GramPath(_Path):
             return None
         g = system.g
         v = lapack.dpotrs(U, g, lower=0)[0]
+        if _augmented_enough(system, v):
+            va, est, u, steps = _augmented_refine(system, v, lambda r: lapack.dpotrs(U, r, lower=0)[0], B=B)
+            if est <= _FORWARD:
+                return system.certify_augmented(self.name, va, est, u, steps)
         mnorm = _norm_from_factor(U, False)
         if not _berr_enough(v, mnorm, system.gnorm):            # only a double-double residual can certify
             v, res, u, steps = _dd_refine(system, v, lambda r: lapack.dpotrs(U, r, lower=0)[0])
@@ -439,11 +462,12 @@ class CholeskyPath(_Path):
     """``"cholesky"`` (float64) and ``"cholesky32"`` (float32): the Cholesky factor of ``M = I + c A_c'A_c`` in that
     precision (:func:`_gram_M`) and iterative refinement in float64.
 
-    Refinement: ``v <- v + M^-1 (c A_c'y_c - v - c A_c'(A_c v))`` with the residual from the exact operator (two
-    passes over the rows ``K[S]``); a float32 factor is a preconditioner whose error (``cond(M) u_32``, at most 0.05
-    by its gate) the refinement removes.  Stops when the iterate is certified (:func:`certified`, ``||M||`` from the
-    factor) or the residual stops halving.  Where the float64 residual cannot certify (``||M||`` too large),
-    refinement with double-double residuals (:func:`_dd_refine`) instead.
+    Refinement on the augmented system (:func:`_augmented_refine`: residuals from the exact operator, passes over
+    the rows ``K[S]``, the fit's residual carried), wherever its rounding can certify; a float32 factor is a
+    preconditioner whose error (``cond(M) u_32``, at most 0.05 by its gate) the refinement removes.  Otherwise
+    ``v <- v + M^-1 (c A_c'y_c - v - c A_c'(A_c v))``, stopped when the iterate is certified (:func:`certified`,
+    ``||M||`` from the factor) or the residual stops halving, or, where that float64 residual cannot certify,
+    refinement with double-double residuals (:func:`_dd_refine`).
     """
 
     def __init__(self, dtype=np.float64):
@@ -461,7 +485,6 @@ class CholeskyPath(_Path):
         U, info = potrf(M, lower=lower, overwrite_a=1, clean=0)
         if info != 0:
             return None
-        mnorm = _norm_from_factor(U, lower)
         KS = D.k_rows(S)
         km = D.kmean[S]
 
@@ -477,6 +500,11 @@ class CholeskyPath(_Path):
 
         g, gnorm = system.g, system.gnorm
         v = solve(g)
+        if _augmented_enough(system, v):
+            va, est, u, steps = _augmented_refine(system, v, solve, self.steps, KS)
+            if est <= _FORWARD:
+                return system.certify_augmented(self.name, va, est, u, steps)
+        mnorm = _norm_from_factor(U, lower)
         if not _berr_enough(v, mnorm, gnorm):                   # only a double-double residual can certify
             v, res, u, steps = _dd_refine(system, v, solve, self.steps, KS)
             return system.conclude(self.name, v, res, u, mnorm, dd=True, steps=steps)
@@ -528,7 +556,8 @@ class LowRankPath(_Path):
     preconditioner of iterative refinement against the exact operator: ``M_lr^-1 r = r - c F (I_r + c F'F)^-1 F' r``
     costs O(m r) after an O(m r^2 + r^3) set-up.  ``M - M_lr`` is ``c diag(a) (K_c'K_c - G_c-part)_SS diag(a)``, of
     norm about ``c a^2 ||K|| N u max K_ii``, so refinement converges in a step or two when that is small, and the
-    residual certifies the result either way.  When the float64 residual cannot certify (``||M||`` too large),
+    residual certifies the result either way: the augmented residual (:func:`_augmented_refine`) where its rounding
+    allows, else that of ``M v = g``, and when neither float64 residual can certify (``||M||`` too large),
     double-double refinement (:func:`_dd_refine`, with the contraction observed, as ``M_lr`` is not a factor of
     ``M``).  Not started when K is not numerically of low rank."""
 
@@ -553,6 +582,10 @@ class LowRankPath(_Path):
 
         g, gnorm = system.g, system.gnorm
         v = solve(g)
+        if _augmented_enough(system, v):
+            va, est, u, steps = _augmented_refine(system, v, solve, 8)
+            if est <= _FORWARD:
+                return system.certify_augmented(self.name, va, est, u, steps, mnorm)
         if not _berr_enough(v, mnorm, gnorm):                 # only a double-double residual can certify
             v, res, u, steps = _dd_refine(system, v, solve, 8, observed=True)
             return system.conclude(self.name, v, res, u, mnorm, dd=True, steps=steps)
@@ -804,6 +837,99 @@ def _lam_max(D: FitData, S, a, c, steps: int = 12):
             break
         lam, z = nw, w / np.float32(nw)
     return 1.1 * lam
+
+
+def _augmented_enough(system: WeightedSystem, v):
+    """Whether :func:`_augmented_refine` is likely to certify ``v``: its rounding floor at most ``_FORWARD max(1,
+    ||v||)``, with ``||xi||`` (not computed yet) taken as 1.1 times the last iterate's, at most ``||y_c||``
+    (``c ||xi*||^2 + ||v*||^2 <= c ||y_c||^2``, the objective at ``v = 0``).  A wrong guess costs time, not
+    accuracy: the refinement's own bound decides."""
+    D, c = system.data, system.c
+    f = float(np.sqrt(system.a * system.a @ D.colsq[system.S]))
+    vn, yn = float(np.linalg.norm(v)), float(np.linalg.norm(D.yc))
+    xn = yn if D.last_xinorm is None else min(yn, 1.1 * D.last_xinorm)
+    floor = _RESID_ROUND * _U * (vn + c * f * xn + 0.5 * np.sqrt(c) * (float(np.linalg.norm(D.y)) + f * vn + xn))
+    return floor <= _FORWARD * max(1.0, vn)
+
+
+class AugmentedResidual:
+    """The residuals of the augmented form of (N) at a pair ``(v, xi)``, and the bound they give on the error of
+    ``v`` (:func:`_augmented_refine` explains both).  The passes read ``B = A_c`` itself when given (N x m, the
+    ``"gram"`` path's), else the rows ``KS = K[S]``, else FitData's passes (half of K by ``symv`` for a large set)."""
+
+    def __init__(self, system: WeightedSystem, KS=None, B=None):
+        D, S, a, c = system.data, system.S, system.a, system.c
+        self.D, self.c, self.sc = D, c, float(np.sqrt(c))
+        self.f = float(np.sqrt(a * a @ D.colsq[S]))           # ||K[:, S] diag(a)||_F >= ||A_c||
+        self.ynorm = float(np.linalg.norm(D.y))
+        if B is not None:
+            self.fit, self.adj = (lambda v: B @ v), (lambda X: B.T @ X)
+        elif KS is not None:
+            def fit(v):                                        # P_c K[:, S] (a v), K symmetric: K[:, S] = K[S]'
+                q = KS.T @ (a * v)
+                q -= q.mean()
+                return q
+            self.fit, self.adj = fit, (lambda X: a[:, None] * (KS @ X))
+        else:
+            self.fit, self.adj = (lambda v: D.fit_c(S, a * v)), (lambda X: a[:, None] * D.kct_c(S, X))
+
+    def __call__(self, v, xi=None):
+        """``(u, xi, t, s1, ct, bound, floor)`` at ``(v, xi)`` (``xi=None``: the fit's residual ``y_c - A_c v``):
+        ``u = A_c v``, ``t = y_c - u - xi``, ``s1 = v - c A_c' xi``, ``ct = c A_c' t`` (the correction's right-hand
+        side is ``ct - s1``), ``bound = ||s1|| + sqrt(c) ||t|| / 2 + floor >= ||v - v*||`` and ``floor = rho1 + rho2 / 2``,
+        the modelled rounding of the two residuals."""
+        c, sc = self.c, self.sc
+        u = self.fit(v)                                        # A_c v
+        if xi is None:
+            xi = self.D.yc - u
+        t = self.D.yc - u - xi
+        both = c * self.adj(np.c_[xi - xi.mean(), t - t.mean()])   # c A_c' [xi, t]: one pass
+        s1 = v - both[:, 0]
+        vn, xn = float(np.linalg.norm(v)), float(np.linalg.norm(xi))
+        floor = _RESID_ROUND * _U * (vn + c * self.f * xn + 0.5 * sc * (self.ynorm + self.f * vn + xn))
+        bound = float(np.linalg.norm(s1)) + 0.5 * sc * float(np.linalg.norm(t)) + floor
+        return u, xi, t, s1, both[:, 1], bound, floor
+
+
+def _augmented_refine(system: WeightedSystem, v, solve, steps=4, KS=None, B=None):
+    """Iterative refinement of ``v`` on the augmented (least-squares) form of (N), which certifies the iterate in
+    float64 where the residual of ``M v = g`` cannot: Bjorck's refinement of least-squares solutions (BIT 7, 1967),
+    the fit's residual carried as a second unknown.
+
+    (N) is the normal equations of ``min ||B v - sqrt(c) y_c||^2 + ||v||^2``, ``B = sqrt(c) A_c``.  Its augmented
+    system in ``(v, w)``, ``w = sqrt(c) xi`` (``xi`` the centred residual of the fit), is::
+
+        [ -I  B' ] [v]   [     0      ]
+        [  B  I  ] [w] = [ sqrt(c) y_c ],      residuals  s1 = v - B'w,   s2 = sqrt(c) t,  t = y_c - A_c v - xi.
+
+    Eliminating ``w``: ``M (v* - v) = B's2 - s1``, so ``||v - v*|| <= ||s1|| + ||s2|| / 2``, as ``M = I + B'B`` has
+    ``||M^-1|| <= 1`` and ``||M^-1 B'|| = max s / (1 + s^2) <= 1/2`` over the singular values ``s`` of ``B``.  With
+    ``xi`` carried (not recomputed from ``v``) both residuals go to their rounding, which is only ``u sqrt(||M||)``
+    times the data, not the ``u ||M|| ||v||`` of ``c A_c'(A_c v)``.  The rounding is modelled normwise (as in
+    :func:`certified`, ``R = _RESID_ROUND``) with ``f = ||K[:, S] diag(a)||_F >= ||A_c||`` (column norms, no pass):
+    ``rho1 = R u (||v|| + c f ||xi||)``, ``rho2 = R u sqrt(c) (||y|| + f ||v|| + ||xi||)``, and the bound
+    ``e = ||s1|| + ||s2|| / 2 + rho1 + rho2 / 2``.  A correction is ``dv = solve(c A_c't - s1)`` (any approximation of
+    ``M^-1``: the bound does not depend on it), ``dxi = t - A_c dv``; they go on until ``e <= _CERTIFY max(1, ||v||)``,
+    the residuals are at their rounding, they stop halving, or ``steps`` corrections.  Returns the best ``(v,
+    e / max(1, ||v||), u, n)``: ``u = A_c v = K_c[:, S] alpha_S`` of that ``v``, ``n`` its corrections; the iterate
+    is certified when the second is at most ``_FORWARD``.
+    """
+    res = AugmentedResidual(system, KS, B)
+    best, prev, xi, n = None, np.inf, None, 0
+    while True:
+        u, xi, t, s1, ct, bound, floor = res(v, xi)
+        vn = float(np.linalg.norm(v))
+        est = bound / max(1.0, vn)
+        if best is None or est < best[1]:
+            best = (v, est, u, n)
+        rn = bound - floor
+        if est <= _CERTIFY or rn <= floor or n == steps or not (np.isfinite(rn) and rn <= 0.5 * prev):
+            return best
+        prev = rn
+        dv = solve(ct - s1)
+        xi = xi + (t - res.fit(dv))
+        v = v + dv
+        n += 1
 
 
 def _dd_refine(system: WeightedSystem, v, solve, steps=4, KS=None, observed=False):

@@ -181,14 +181,24 @@ def test_every_path_equals_qr_path(task, monkeypatch):
             assert rel(a2, a1) < TOL["paths"] and abs(b2 - b1) < TOL["paths"] * max(1.0, abs(b1)), expect
 
 
+def no_augmented(monkeypatch):
+    """Keep the paths off the augmented refinement, so that their float64-residual and double-double certificates
+    (what the paths fall back on where the augmented floor is too high) are exercised."""
+    monkeypatch.setattr(isls_paths, "_augmented_enough", lambda system, v: False)
+
+
+@pytest.mark.parametrize("augmented", [True, False])
 @pytest.mark.parametrize("C", [1.0, 300.0])
 @pytest.mark.parametrize("name", ["gram", "lowrank", "pcg", "cholesky32", "cholesky", "qr"])
-def test_each_path_returns_its_iterate_with_its_certificate(name, C):
+def test_each_path_returns_its_iterate_with_its_certificate(name, C, augmented, monkeypatch):
     """Each path object on one weighted system (N) (N = 40, polynomial kernel of rank 6, so that the low-rank path
     starts; random weights): its Solution names the path, the certificate's kind agrees with the numbers it reports
-    (``"residual"``: residual <= 1e-11; ``"backward error"``: backward error <= 32 u; at C = 300, ``||M||`` ~ 1e7,
-    double-double refinement too), and ``v`` equals QR's to 1e-9.  A path may decline to certify only where its
-    precision gate keeps the policy from calling it (the float32 factor at ``cond(M) u_32 > 0.05``)."""
+    (``"augmented"``: its bound <= 1e-9; ``"residual"``: residual <= 1e-11; ``"backward error"``: backward error
+    <= 32 u; at C = 300, ``||M||`` ~ 1e7, double-double refinement too), and ``v`` equals QR's to 1e-9.  With the
+    augmented refinement kept off, the fallbacks.  A path may decline to certify only where its precision gate keeps
+    the policy from calling it (the float32 factor at ``cond(M) u_32 > 0.05``)."""
+    if not augmented:
+        no_augmented(monkeypatch)
     rng = np.random.default_rng(8)
     X = rng.normal(size=(40, 2))
     K = kernel_matrix(X, kernel="poly", c=1.0, d=2)
@@ -203,7 +213,9 @@ def test_each_path_returns_its_iterate_with_its_certificate(name, C):
         A = (K - K.mean(axis=0)) * a[None, :]
         assert not path.usable(np.linalg.norm(np.eye(40) + C * A.T @ A, 2)), cert
         return
-    if cert.kind == "residual":
+    if cert.kind == "augmented":
+        assert augmented and name in ("gram", "lowrank", "cholesky32", "cholesky") and cert.residual <= 1e-9, cert
+    elif cert.kind == "residual":
         assert cert.residual <= 1e-11
     elif cert.kind == "backward error":
         assert cert.backward_error <= 32 * np.finfo(float).eps / 2
@@ -589,11 +601,13 @@ N_LD = 280
 
 
 @pytest.mark.skipif(np.finfo(np.longdouble).eps > 1e-18, reason="needs an extended-precision numpy.longdouble")
+@pytest.mark.parametrize("augmented", [True, False])
 @pytest.mark.parametrize("C", [10.0, 100.0])
-def test_large_C_iterates_equal_an_extended_precision_solve(C, monkeypatch):
-    """C = 10 and 100 on N = 280 (RBF, d = 5): at C = 100 ``||M||`` reaches ~4e8, so the float64 residual (rounding
-    ~u ||M|| ||v||) can neither reach 1e-11 nor, through a backward error of ~u, bound the forward error below 1e-8
-    (``2 cond(M) 8u`` ~ 1e-7); those iterates are refined with double-double residuals and certified by the correction
+def test_large_C_iterates_equal_an_extended_precision_solve(C, augmented, monkeypatch):
+    """C = 10 and 100 on N = 280 (RBF, d = 5): at C = 100 ``||M||`` reaches ~4e8, so the float64 residual of
+    ``M v = g`` (rounding ~u ||M|| ||v||) can neither reach 1e-11 nor, through a backward error of ~u, bound the
+    forward error below 1e-8 (``2 cond(M) 8u`` ~ 1e-7); the residual of the augmented system can (rounding
+    ~u sqrt(||M||)), and those iterates are certified by it; with it kept off, by double-double refinement
     (docs/isls_notes.md §2).  Each iterate, and the QR solve of the same weighted problem, equals the long-double
     solution of that problem (same weights) to 1e-8 (measured: ~1e-12 for both; a float64-residual refinement
     stopped at a backward error of ~1e-16 was 1e-9 off at C = 100 and 1.3e-8 at C = 300)."""
@@ -602,14 +616,16 @@ def test_large_C_iterates_equal_an_extended_precision_solve(C, monkeypatch):
     K = rbf_kernel(X, sigma=2.0)
     y = np.where(X[:, 0] + 0.5 * rng.normal(size=N_LD) > 0, 1.0, -1.0)
     monkeypatch.setattr(isls_paths, "NYSTROM_RANK", 64)
+    if not augmented:
+        no_augmented(monkeypatch)
     with warnings.catch_warnings(), threadpool_limits(1):     # one BLAS thread: small products, shared machine
         warnings.simplefilter("ignore", ConvergenceWarning)
         res = isls_svm(K, y, C, max_iter=4)
         refs = [longdouble_reference(K, y, C, w) for w in res.weights_history]
         qrs = [solve_weighted_system(K, y, C, w, drop=False) for w in res.weights_history]   # QR on S = {w > 0}
     assert res.info["n_active"][0] > isls_paths.QR_MAX_M and "qr" not in res.info["path"]
-    if C == 100.0:        # ||M|| > 1e8: the float64 residual is far from 1e-11; double-double refinement certified
-        assert "double-double" in res.info["certificate"]
+    if C == 100.0:        # ||M|| > 1e8: the float64 residual of M v = g is far from 1e-11
+        assert ("augmented" if augmented else "double-double") in res.info["certificate"]
     for t, ((ref_alpha, ref_b), (qr_alpha, qr_b, _)) in enumerate(zip(refs, qrs), start=1):
         alpha, b, _ = res.history[t]
         for al, bb, who in ((alpha, b, res.info["path"][t - 1]), (qr_alpha, qr_b, "qr")):
@@ -654,3 +670,46 @@ def test_lowrank_path_at_large_C_equals_an_extended_precision_solve(C, monkeypat
         alpha, b, _ = res.history[t]
         assert rel(alpha, ref_alpha) < TOL["ref"], (t, rel(alpha, ref_alpha))
         assert abs(b - ref_b) < TOL["ref"] * max(1.0, abs(ref_b)), t
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).eps > 1e-18, reason="needs an extended-precision numpy.longdouble")
+@pytest.mark.parametrize("C", [1.0, 100.0, 1000.0])
+def test_augmented_residual_bounds_the_error_of_any_pair(C):
+    """The augmented system's bound ``||v - v*|| <= ||s1|| + sqrt(c) ||t|| / 2 + rounding`` (``s1 = v - c A_c'xi``,
+    ``t = y_c - A_c v - xi``; :func:`svmref.solvers._isls_paths._augmented_refine`) holds at any pair ``(v, xi)``, not
+    only near the solution: ``v*`` from the long-double solve, pairs off it at random, along the direction where
+    ``s1`` vanishes (``xi = xi* + A_c eta``, ``v = v* + c A_c'A_c eta``: only the ``t`` term then sees the error), and
+    with ``xi`` shifted off the centred space.
+    At the refined iterate the bound is at most 1e-9 ``||v||`` (the certificate) and not below the true error."""
+    rng = np.random.default_rng(5)
+    N = 120
+    X = rng.normal(size=(N, 5))
+    K = rbf_kernel(X, sigma=2.0)
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=N) > 0, 1.0, -1.0)
+    w = rng.uniform(0.05, 1.0, size=N)
+    w[rng.random(N) < 0.3] = 0.0
+    S = np.flatnonzero(w > 0)
+    a = np.sqrt(w[S])
+    alpha_ref, _ = longdouble_reference(K, y, C, w)
+    v_ref = alpha_ref[S] / a
+    D = isls_paths.FitData(K, y)
+    system = isls_paths.WeightedSystem(D, S, a, C)
+    A = (K[:, S] - K[:, S].mean(axis=0)) * a[None, :]
+    xi_ref = D.yc - A @ v_ref
+    for KS, B in ((None, None), (K[S], None), (None, A)):          # FitData's passes, the rows K[S], A_c itself
+        res = isls_paths.AugmentedResidual(system, KS, B)
+        for scale in (1e-2, 1e-6, 1e-10):
+            eta = scale * rng.normal(size=S.size)
+            pairs = [(v_ref + scale * rng.normal(size=S.size), xi_ref + scale * rng.normal(size=N)),
+                     (v_ref + C * (A.T @ (A @ eta)), xi_ref + A @ eta),
+                     (v_ref + C * scale * a * K[S].sum(axis=1), xi_ref + scale),     # xi off the centred space
+                     (v_ref + scale * rng.normal(size=S.size), None)]
+            for v, xi in pairs:
+                bound = res(v, xi)[5]
+                assert np.linalg.norm(v - v_ref) <= bound, (C, scale, np.linalg.norm(v - v_ref), bound)
+        M = np.eye(S.size) + C * A.T @ A
+        v0 = np.linalg.solve(M, C * A.T @ D.yc) * (1 + 1e-6)          # an approximate start
+        v, est, u, n = isls_paths._augmented_refine(system, v0, lambda r: np.linalg.solve(M, r), 6, KS, B)
+        err = np.linalg.norm(v - v_ref)
+        assert est <= 1e-9 and err <= est * max(1.0, np.linalg.norm(v)), (C, est, err)
+        assert np.allclose(u, A @ v, rtol=0, atol=1e-9 * np.linalg.norm(u))
