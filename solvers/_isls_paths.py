@@ -52,6 +52,7 @@ from functools import cached_property
 
 import numpy as np
 import scipy.linalg
+from numba import njit
 from scipy.linalg import blas, lapack
 
 from ._dd import dd_residual
@@ -522,12 +523,28 @@ class CholeskyPath(_Path):
         return system.conclude(self.name, v, res, u, mnorm, steps=steps)
 
 
+@njit(cache=True)
+def _gather_scaled(Gt, S, a, c):  # pragma: no cover - compiled
+    """``Mt`` (m x m, C order) with ``Mt[j, i] = c a_i a_j G[S_i, S_j] + [i == j]`` for ``i <= j`` (the rest left
+    unset): the upper triangle of ``M = I + c (D G D)_SS`` in the Fortran array ``Mt.T``, one pass.  ``Gt = G.T`` for
+    the Fortran ``G`` whose upper triangle ``syrk`` filled; ``S`` sorted, so ``S_i <= S_j`` reads that triangle."""
+    m = S.shape[0]
+    Mt = np.empty((m, m), dtype=Gt.dtype)
+    for j in range(m):
+        row = Gt[S[j]]
+        caj = c * a[j]
+        for i in range(j + 1):
+            Mt[j, i] = caj * a[i] * row[S[i]]
+        Mt[j, j] += 1.0
+    return Mt
+
+
 def _gram_M(D: FitData, S, a, c, dtype):
     """``M = I + c A_c'A_c`` in ``dtype`` as a Fortran array and the triangle LAPACK must read: ``(M, lower)``.
 
-    While ``m > N/2`` the Gram block comes from ``K_c'K_c`` (one ``syrk`` per precision, kept in ``D``): ``S`` is
-    sorted, so the upper triangle of ``(K_c'K_c)_SS`` is filled and its transpose (a Fortran view) has it as the
-    lower triangle.  Otherwise ``syrk`` on ``A_c`` itself (N m^2).
+    While ``m > N/2`` the Gram block comes from ``K_c'K_c`` (one ``syrk`` per precision, kept in ``D``), gathered,
+    scaled and shifted in one compiled pass over the upper triangle (:func:`_gather_scaled`; ``S`` is sorted, so that
+    triangle of ``(K_c'K_c)_SS`` is filled).  Otherwise ``syrk`` on ``A_c`` itself (N m^2).
     """
     N, m = D.N, S.shape[0]
     syrk = blas.ssyrk if dtype == np.float32 else blas.dsyrk
@@ -537,13 +554,7 @@ def _gram_M(D: FitData, S, a, c, dtype):
             Kc = (D.K - D.kmean[None, :]).astype(dtype, copy=False)   # K_c = P_c K (K symmetric: K_c' = K P_c)
             G = D.gram[dtype] = syrk(1.0, Kc.T, trans=0, lower=0)     # K_c'K_c, upper triangle (Fortran)
             del Kc
-        M = G[np.ix_(S, S)] if m < N else G.copy(order="F")           # upper triangle filled
-        M *= (c * a).astype(dtype)[:, None]
-        M *= a.astype(dtype)[None, :]
-        M[np.arange(m), np.arange(m)] += 1.0
-        if M.flags.f_contiguous:
-            return M, False
-        return M.T, True            # C-ordered copy: its transpose is the Fortran view, upper becomes lower
+        return _gather_scaled(G.T, S, a.astype(dtype), dtype(c)).T, False        # Fortran, upper triangle
     B = (D.kc_cols(S) * a[None, :]).astype(dtype, copy=False)
     M = syrk(c, B.T, trans=0, lower=0)                                 # c B'B, upper triangle
     M = np.asfortranarray(M)
