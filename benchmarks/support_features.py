@@ -27,6 +27,7 @@ One run measures, on the two-hypercubes data of 003 §3.1 scaled up (:func:`svmr
 Only ratios measured in this same run are meaningful (the machine is shared). Usage::
 
     python benchmarks/support_features.py [--quick] [--mu 0.5] [--C 1.0] [--seed 0] [--cache-only] [--headline]
+    python benchmarks/support_features.py --seeds 0 1 2 3 4 5 6 7 --repeat 3   # the headline's spread over seeds
 """
 from __future__ import annotations
 
@@ -95,9 +96,11 @@ def run_headline(C, mu, seed, N=200, n=1000, repeats=HEADLINE_REPEATS):
     print(f"headline: N = {N}, n = {n}, C = {C}, mu = {mu}, seed = {seed}; CPU time, BLAS pinned to 1 thread, "
           f"median of {repeats} interleaved; load average before {os.getloadavg()}")
     fams = {"two hypercubes": two_hypercubes(N // 2, n, seed=seed), "separable": separable(N, n, seed=seed)}
+    ratios = {}
     with threadpool_limits(1):
         for name, (X, y) in fams.items():
             med, res, acc, tight, Wref = _headline_family(X, y, C, mu, repeats)
+            ratios[name] = med["clarabel"] / med["ours"]
             print(f"  {name}: CLARABEL {med['clarabel']:.3f} s (W* = {Wref:.10g})")
             for key in ("ours", "smo only"):
                 r = res[key]
@@ -109,6 +112,19 @@ def run_headline(C, mu, seed, N=200, n=1000, repeats=HEADLINE_REPEATS):
                       f"(CLARABEL), {(tight.objective - r.objective) / abs(tight.objective):.1e} (ours at 1e-10), "
                       f"certified gap {r.duality_gap:.1e}, {r.n_iter} pair steps, {r.status}")
     print(f"  load average after {os.getloadavg()}")
+    return ratios
+
+
+def run_headline_seeds(C, mu, seeds, repeats):
+    """Section 4 on several seeds (each drawing both families afresh), then the spread of CLARABEL / ours at tol 1e-3
+    (with Newton steps) over the seeds: a target met at one seed says little about the next draw."""
+    per_seed = {seed: run_headline(C, mu, seed, repeats=repeats) for seed in seeds}
+    print(f"spread over seeds {list(seeds)} (CLARABEL / ours, tol 1e-3, median of {repeats} per seed):")
+    for name in next(iter(per_seed.values())):
+        r = np.array([per_seed[seed][name] for seed in seeds])
+        worst = seeds[int(np.argmin(r))]
+        print(f"  {name:15s} min {r.min():6.1f}x (seed {worst}), median {np.median(r):6.1f}x, max {r.max():6.1f}x; "
+              f"per seed " + ", ".join(f"{x:.0f}" for x in r))
 
 
 def _clarabel_qp(X, y, C, mu):
@@ -236,10 +252,16 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cache-only", action="store_true", help="only section 3 (the column cache)")
     ap.add_argument("--headline", action="store_true", help="only section 4 (CLARABEL / ours on both families)")
+    ap.add_argument("--seeds", type=int, nargs="+", metavar="SEED",
+                    help="section 4 on each of these seeds, then the spread of the ratios (with --headline)")
+    ap.add_argument("--repeat", type=int, default=HEADLINE_REPEATS, help="interleaved repeats per headline cell")
     args = ap.parse_args(argv)
+    if args.seeds:
+        run_headline_seeds(args.C, args.mu, args.seeds, args.repeat)
+        return
     sizes = [(40, 100), (100, 40)] if args.quick else [(200, 1000), (1000, 200)]
     if not args.cache_only:
-        run_headline(args.C, args.mu, args.seed, *((40, 100, 2) if args.quick else ()))
+        run_headline(args.C, args.mu, args.seed, *((40, 100, 2) if args.quick else (200, 1000, args.repeat)))
     if args.headline:
         return
     if not args.cache_only:
