@@ -109,6 +109,7 @@ class FitData:
         self.F0 = None                                     # K_c'K_c ~ F0 F0' (Nystrom), formed once per fit
         self.last_mnorm = None                             # (a, ||M|| estimate) of the last large iteration
         self.last_xinorm = None                            # ||xi|| of the last certified iterate
+        self.ynorm, self.ycnorm = float(np.linalg.norm(y)), float(np.linalg.norm(self.yc))
 
     def k32(self):
         if self.K32 is None:
@@ -251,6 +252,12 @@ class WeightedSystem:
     def gnorm(self) -> float:
         return float(np.linalg.norm(self.g))
 
+    @cached_property
+    def fro(self) -> float:
+        """``f = ||K[:, S] diag(a)||_F`` from the column norms (no pass over K): ``||A_c|| <= f``, and ``1 + c f^2``
+        bounds ``||M||`` from above."""
+        return float(np.sqrt(self.a * self.a @ self.data.colsq[self.S]))
+
     def power_estimate(self) -> float:
         """``||M||`` by power steps through the float32 operator, padded by 10% (:func:`_lam_max`); once per system,
         and remembered for the next iteration's choice of precision."""
@@ -288,7 +295,7 @@ class WeightedSystem:
         next iteration's choice of precision: the path's estimate, else the bound ``1 + c ||K[:, S] diag(a)||_F^2``
         (from above: it can only keep a float32 path out)."""
         if mnorm is None:
-            mnorm = 1.0 + self.c * float(self.a * self.a @ self.data.colsq[self.S])
+            mnorm = 1.0 + self.c * self.fro ** 2
         self.remember(mnorm)
         return Solution(v, u, Certificate(path, "augmented", float(est), float("nan"), steps))
 
@@ -527,7 +534,8 @@ class CholeskyPath(_Path):
 @njit(cache=True)
 def _gather_scaled(Gt, S, a, c):  # pragma: no cover - compiled
     """``Mt`` (m x m, C order) with ``Mt[j, i] = c a_i a_j G[S_i, S_j] + [i == j]`` for ``i <= j`` (the rest left
-    unset): the upper triangle of ``M = I + c (D G D)_SS`` in the Fortran array ``Mt.T``, one pass.  ``Gt = G.T`` for
+    unset): the upper triangle of ``M = I + c (D G D)_SS`` (system (N): 004 eq. (4) rewritten) in the Fortran array
+    ``Mt.T``, one pass.  ``Gt = G.T`` for
     the Fortran ``G`` whose upper triangle ``syrk`` filled; ``S`` sorted, so ``S_i <= S_j`` reads that triangle."""
     m = S.shape[0]
     Mt = np.empty((m, m), dtype=Gt.dtype)
@@ -861,12 +869,17 @@ def _augmented_enough(system: WeightedSystem, v):
     ||v||)``, with ``||xi||`` (not computed yet) taken as 1.1 times the last iterate's, at most ``||y_c||``
     (``c ||xi*||^2 + ||v*||^2 <= c ||y_c||^2``, the objective at ``v = 0``).  A wrong guess costs time, not
     accuracy: the refinement's own bound decides."""
-    D, c = system.data, system.c
-    f = float(np.sqrt(system.a * system.a @ D.colsq[system.S]))
-    vn, yn = float(np.linalg.norm(v)), float(np.linalg.norm(D.yc))
-    xn = yn if D.last_xinorm is None else min(yn, 1.1 * D.last_xinorm)
-    floor = _RESID_ROUND * _U * (vn + c * f * xn + 0.5 * np.sqrt(c) * (float(np.linalg.norm(D.y)) + f * vn + xn))
-    return floor <= _FORWARD * max(1.0, vn)
+    D = system.data
+    vn = float(np.linalg.norm(v))
+    xn = D.ycnorm if D.last_xinorm is None else min(D.ycnorm, 1.1 * D.last_xinorm)
+    return _augmented_floor(system, vn, xn) <= _FORWARD * max(1.0, vn)
+
+
+def _augmented_floor(system: WeightedSystem, vn, xn):
+    """The modelled rounding of the augmented residuals (:func:`_augmented_refine`), ``rho1 + rho2 / 2`` with
+    ``rho1 = R u (||v|| + c f ||xi||)`` and ``rho2 = R u sqrt(c) (||y|| + f ||v|| + ||xi||)``, ``R = _RESID_ROUND``."""
+    c, f = system.c, system.fro
+    return _RESID_ROUND * _U * (vn + c * f * xn + 0.5 * np.sqrt(c) * (system.data.ynorm + f * vn + xn))
 
 
 class AugmentedResidual:
@@ -876,9 +889,7 @@ class AugmentedResidual:
 
     def __init__(self, system: WeightedSystem, KS=None, B=None):
         D, S, a, c = system.data, system.S, system.a, system.c
-        self.D, self.c, self.sc = D, c, float(np.sqrt(c))
-        self.f = float(np.sqrt(a * a @ D.colsq[S]))           # ||K[:, S] diag(a)||_F >= ||A_c||
-        self.ynorm = float(np.linalg.norm(D.y))
+        self.system, self.D, self.c, self.sc = system, D, c, float(np.sqrt(c))
         if B is not None:
             self.fit, self.adj = (lambda v: B @ v), (lambda X: B.T @ X)
         elif KS is not None:
@@ -895,16 +906,14 @@ class AugmentedResidual:
         ``u = A_c v``, ``t = y_c - u - xi``, ``s1 = v - c A_c' xi``, ``ct = c A_c' t`` (the correction's right-hand
         side is ``ct - s1``), ``bound = ||s1|| + sqrt(c) ||t|| / 2 + floor >= ||v - v*||`` and ``floor = rho1 + rho2 / 2``,
         the modelled rounding of the two residuals."""
-        c, sc = self.c, self.sc
         u = self.fit(v)                                        # A_c v
         if xi is None:
             xi = self.D.yc - u
         t = self.D.yc - u - xi
-        both = c * self.adj(np.c_[xi - xi.mean(), t - t.mean()])   # c A_c' [xi, t]: one pass
+        both = self.c * self.adj(np.c_[xi - xi.mean(), t - t.mean()])   # c A_c' [xi, t]: one pass
         s1 = v - both[:, 0]
-        vn, xn = float(np.linalg.norm(v)), float(np.linalg.norm(xi))
-        floor = _RESID_ROUND * _U * (vn + c * self.f * xn + 0.5 * sc * (self.ynorm + self.f * vn + xn))
-        bound = float(np.linalg.norm(s1)) + 0.5 * sc * float(np.linalg.norm(t)) + floor
+        floor = _augmented_floor(self.system, float(np.linalg.norm(v)), float(np.linalg.norm(xi)))
+        bound = float(np.linalg.norm(s1)) + 0.5 * self.sc * float(np.linalg.norm(t)) + floor
         return u, xi, t, s1, both[:, 1], bound, floor
 
 
@@ -913,7 +922,8 @@ def _augmented_refine(system: WeightedSystem, v, solve, steps=4, KS=None, B=None
     float64 where the residual of ``M v = g`` cannot: Bjorck's refinement of least-squares solutions (BIT 7, 1967),
     the fit's residual carried as a second unknown.
 
-    (N) is the normal equations of ``min ||B v - sqrt(c) y_c||^2 + ||v||^2``, ``B = sqrt(c) A_c``.  Its augmented
+    (N), 004's system (4) for the weights of its eq. (3) rewritten (module docstring of :mod:`svmref.solvers.isls`), is
+    the normal equations of ``min ||B v - sqrt(c) y_c||^2 + ||v||^2``, ``B = sqrt(c) A_c``.  Its augmented
     system in ``(v, w)``, ``w = sqrt(c) xi`` (``xi`` the centred residual of the fit), is::
 
         [ -I  B' ] [v]   [     0      ]
