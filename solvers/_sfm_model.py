@@ -37,7 +37,7 @@ from ._result import (
     warn_suboptimal,
 )
 from ._sfm_engine import REFRESH_EVERY, _refresh, _rejudge, _smo
-from ._sfm_newton import newton_phase, one_blas_thread
+from ._sfm_newton import dual_objective, newton_phase, one_blas_thread
 from ._smo_common import best_bias
 from ._smo_common import bias as _libsvm_bias
 
@@ -56,12 +56,6 @@ def recover_a(w: np.ndarray, mu: float) -> np.ndarray:
     """
     w = np.asarray(w, dtype=np.float64)
     return np.sign(w) * np.maximum(0.0, np.abs(w) - mu) / (2.0 * (1.0 - mu))
-
-
-def dual_objective(lam: np.ndarray, w: np.ndarray, mu: float) -> float:
-    """003, eq. (10): ``W(lam) = sum_j lam_j - 1/(4(1-mu)) sum_i max{0, |w_i| - mu}^2``."""
-    g = np.maximum(0.0, np.abs(w) - mu)
-    return float(np.sum(lam) - g @ g / (4.0 * (1.0 - mu)))
 
 
 def primal_objective(X: np.ndarray, y: np.ndarray, a: np.ndarray, b: float, C: float, mu: float) -> float:

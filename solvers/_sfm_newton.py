@@ -178,9 +178,9 @@ class ActiveGram:
         return self.K[np.ix_(free, free)]
 
 
-def _dual(lam, w, mu) -> float:
-    """003, eq. (10): ``W(lam) = sum_j lam_j - 1/(4(1-mu)) sum_i max{0, |w_i| - mu}^2`` (as ``_sfm_model.dual_objective``,
-    which imports this module)."""
+def dual_objective(lam: np.ndarray, w: np.ndarray, mu: float) -> float:
+    """003, eq. (10): ``W(lam) = sum_j lam_j - 1/(4(1-mu)) sum_i max{0, |w_i| - mu}^2`` (defined here, where the
+    Newton steps' line search needs it; :mod:`svmref.solvers.support_features` exports it)."""
     g = np.maximum(0.0, np.abs(w) - mu)
     return float(np.sum(lam) - g @ g / (4.0 * (1.0 - mu)))
 
@@ -220,7 +220,7 @@ def _step_to(X, y, lam, w, F, C, mu, bp, ds, target) -> bool:
     w_new = X.T @ (y * new)                                   # eq. (6), exact (BLAS)
     g = w_new - np.clip(w_new, -mu, mu)                       # sign(w) max{0, |w| - mu}
     F_new = X @ (g / (2.0 * (1.0 - mu)))                      # X a with a of eq. (8)
-    W0, W1 = _dual(lam, w, mu), _dual(new, w_new, mu)
+    W0, W1 = dual_objective(lam, w, mu), dual_objective(new, w_new, mu)
     if not W1 - W0 > 8.0 * UNIT_ROUNDOFF * (abs(W0) + float(np.sum(lam))):
         return False
     lam[:], w[:], F[:] = new, w_new, F_new

@@ -339,10 +339,9 @@ def _shifted_solve_applied(K: np.ndarray, shift: float, R: np.ndarray, overwrite
 
 def sym_matmat(K: np.ndarray, V: np.ndarray) -> np.ndarray:
     """``K V`` for a symmetric K (float64, or float32 by ``ssymv``) by BLAS ``dsymv``, one column of ``V`` at a time,
-    reading the triangle the
-    factorisations read (the entries ``K[i, j]``, ``i <= j``, whatever the memory order): 1.0 ms for two columns at
-    N = 2000 against 2.7 ms for ``K @ V`` (numpy's ``gemm`` with two columns; one thread), since ``symv`` reads half
-    of K."""
+    reading the triangle the factorisations read (the entries ``K[i, j]``, ``i <= j``, whatever the memory order):
+    0.6 - 1.0 ms for two columns at N = 2000 against 2.5 - 2.7 ms for ``K @ V`` (numpy's ``gemm``) and 2.9 ms for
+    BLAS ``dsymm`` (one thread), since ``symv`` reads half of K."""
     if K.flags.c_contiguous:            # K.T is the Fortran view; its lower triangle is K[i, j], i <= j
         F, lower = K.T, 1
     else:

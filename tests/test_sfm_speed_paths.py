@@ -107,10 +107,10 @@ def test_newton_step_never_lowers_W_and_keeps_the_equality():
         lam = support_features(X, y, C, mu, tol=gap, gap_tol=1e9, newton=False).lam.copy()
         w, F = np.zeros(n), np.zeros(N)
         _refresh(X, y, lam, mu, w, F)
-        W0 = NW._dual(lam, w, mu)
+        W0 = NW.dual_objective(lam, w, mu)
         took = NW.newton_step(X, y, lam, w, F, C, mu, bp, ds)
         taken += took
-        assert NW._dual(lam, w, mu) >= W0
+        assert NW.dual_objective(lam, w, mu) >= W0
         assert abs(float(y @ lam)) <= 1e-12 * N * C and lam.min() >= 0.0 and lam.max() <= C
     assert taken >= 3
 
@@ -180,7 +180,7 @@ def test_newton_step_refuses_a_target_off_the_equality(monkeypatch):
     bad[j] = lam[j] + 0.5 * min(lam[j], C - lam[j]) * np.sign(1.0 - y[j] * F[j])   # uphill: dW/dlam_j = 1 - y_j a'x_j
     monkeypatch.setattr(NW, "newton_target", lambda *args: bad)
     gains = iter([0.0, 1.0])                      # W would rise: only the equality can refuse the step
-    monkeypatch.setattr(NW, "_dual", lambda *args: next(gains))
+    monkeypatch.setattr(NW, "dual_objective", lambda *args: next(gains))
     before, w0 = lam.copy(), w.copy()
     assert not NW.newton_step(X, y, lam, w, F, C, mu, np.empty(2 * n), np.empty(2 * n))
     assert np.array_equal(lam, before) and np.array_equal(w, w0)
