@@ -79,10 +79,6 @@ MP_MAX_M = 60
 #: Decimal digits of the mpmath cross-check.
 MP_DPS = 50
 
-#: KKT residual (relative, :func:`_kkt_residual`) under which the active set is taken as optimal (round-off of
-#: the extended-precision solve at C = 1e6 reaches 5e-12; a wrong active set violates by its multipliers).
-KKT_EXACT = 1e-10
-
 #: The uncertainty of an optimum solved in mpmath on its optimal active set: the data are doubles, exact as given.
 MP_FLOOR = 1e-15
 
@@ -343,6 +339,45 @@ def _kkt_residual(d: Dual, beta, b, state) -> float:
     return max(worst / max(scale, np.finfo(float).tiny), feas / bscale)
 
 
+def kkt_floor(d: Dual, beta, b) -> float:
+    """The rounding floor of :func:`_kkt_residual` at ``(beta, b)``, in its units: how large the residual of an exact
+    optimum can come out in this arithmetic. A sign condition violated by less cannot be told from rounding; a wrong
+    active set violates by the size of its multipliers.
+
+    Each ``r_t = sum_u Q_tu beta_u + p_t + b s_t`` is a sum of ``m + 2`` terms evaluated in ``LD``, so its rounding is
+    at most ``gamma_{m+2} (sum_u |Q_tu beta_u| + |p_t| + |b s_t|)``, ``gamma_n = n u / (1 - n u)`` with ``u`` the unit
+    roundoff of ``LD`` (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., §3.1: ``2^-64`` for x86's
+    extended format, ``2^-113`` where ``long double`` is IEEE quad, ``2^-53`` where it is double). ``b`` is carried in
+    double, which adds ``u_64 |b s_t|``. The refinement (:func:`_solve_ld`) stops at a residual of that size where its
+    double LU contracts (``u_64 cond < 1``; the proximal systems of :func:`refine_prox` have condition at most
+    ``max Q_tt / rho``). The equality adds ``gamma_m sum_t |s_t beta_t|``. Both are divided by the scales of
+    :func:`_kkt_residual`. On ``a-separable-huge-C`` for the Least 1-Norm SVM (30 points, C = 1e6: terms of 1e8
+    cancel to a margin of order 1) this is 5.8e-10; OpenBLAS's SkylakeX kernels leave 2.9e-10 there and its Haswell
+    kernels 2.6e-12, while the smallest multiplier, what a wrong active set would violate by, is 3e-3."""
+    bl = np.asarray(beta, dtype=LD)
+    m = d.s.size
+    u = float(np.finfo(LD).eps) / 2
+    gamma = lambda n: n * u / (1 - n * u)  # noqa: E731
+    terms = np.abs(d.Q) @ np.abs(bl) + np.abs(d.p).astype(LD) + LD(abs(b)) * np.abs(d.s).astype(LD)
+    r_floor = gamma(m + 2) * terms + np.finfo(float).eps / 2 * abs(b) * np.abs(d.s)
+    scale = float(np.max(np.abs(d.p)) + np.max(np.abs(d.Q @ bl)))
+    bscale = max(float(np.max(np.abs(bl))), np.finfo(float).tiny)
+    feas_floor = gamma(m) * float(np.abs(d.s).astype(LD) @ np.abs(bl))
+    return max(float(np.max(r_floor)) / max(scale, np.finfo(float).tiny), feas_floor / bscale)
+
+
+def objective_floor(d: Dual, beta) -> float:
+    """The rounding floor of ``D(beta)`` (:meth:`Dual.objective`) in ``LD``, relative to ``|D|``: ``gamma_{m+2}
+    (1/2 |beta|'|Q||beta| + |p|'|beta|) / |D|`` (Higham §3.1, as in :func:`kkt_floor`). It also bounds the
+    difference between ``Q`` in ``LD`` and the kernel recomputed exactly from X by :func:`_mp_check` (a few rounding
+    errors of ``LD`` per entry, fewer than ``m + 2``)."""
+    bl = np.abs(np.asarray(beta, dtype=LD))
+    m = d.s.size
+    u = float(np.finfo(LD).eps) / 2
+    size = float(LD(0.5) * (bl @ (np.abs(d.Q) @ bl)) + np.abs(d.p).astype(LD) @ bl)
+    return (m + 2) * u / (1 - (m + 2) * u) * size / max(abs(d.objective(beta)), np.finfo(float).tiny)
+
+
 def _initial_state(d: Dual, beta0) -> np.ndarray:
     """-1 / +1 at the lower / upper bound (within 1e-7 of the smaller of the box's width and max |beta|), else 0."""
     big = max(float(np.max(np.abs(beta0))), np.finfo(float).tiny)
@@ -503,14 +538,22 @@ class Optimum:
     g: np.ndarray = field(repr=False, default=None)      # g* on training + held-out points
     scale: float = 1.0                                    # the unit of f: 1 (margins), max |y| (SVR)
     time: float = 0.0
+    kkt_floor: float = 0.0                                # the rounding floor of kkt (:func:`kkt_floor`)
+    objective_floor: float = 0.0                          # the rounding floor of D (:func:`objective_floor`)
+
+    @property
+    def active_set_solved(self) -> bool:
+        """Whether the optimal active set was solved again in mpmath: the sign conditions hold to their rounding floor
+        (:func:`kkt_floor`) and the 50-digit solve of that set is the second solver."""
+        return self.second == "mpmath KKT" and self.kkt <= self.kkt_floor
 
     @property
     def uncertainty(self) -> float:
         """How far the optimum itself may be off, relative: its duality gap (weak duality makes it a bound; ECOS's
         agreement is reported beside it, and tested, but a conic solver's own error at large C would only blur the
-        bound); where the optimal active set (sign conditions within :data:`KKT_EXACT`) was solved again in mpmath,
-        that value is ``D*`` and only the round-off of double inputs remains (:data:`MP_FLOOR`)."""
-        if self.second == "mpmath KKT" and self.kkt <= KKT_EXACT:
+        bound); where the optimal active set was solved again in mpmath (:attr:`active_set_solved`), that value is
+        ``D*`` and only the round-off of double inputs remains (:data:`MP_FLOOR`)."""
+        if self.active_set_solved:
             return MP_FLOOR
         return abs(self.gap) if math.isfinite(self.gap) else float("inf")
 
@@ -534,7 +577,8 @@ def independent_optimum(case) -> Optimum | None:
             (beta, b, state, kkt), D, gap = found, D2, gap2
     blo, bhi, _ = _b_interval(d, beta)
     second, agree, D2 = _second_solver(case, d, state, D)
-    if second == "mpmath KKT" and kkt <= KKT_EXACT:
+    floors = kkt_floor(d, beta, b), objective_floor(d, beta)
+    if second == "mpmath KKT" and kkt <= floors[0]:
         D = D2  # the same optimal active set solved at 50 digits: the more precise value of D*
     Kx = case.exact_cross()
     g = (Kx @ d.coef(beta)).astype(float)
@@ -542,7 +586,7 @@ def independent_optimum(case) -> Optimum | None:
     A = d.Q[np.ix_(state == 0, state == 0)].astype(float)
     unique = case.unique and (A.size == 0 or np.linalg.matrix_rank(A) == A.shape[0])
     return Optimum(np.asarray(beta, dtype=LD), b, blo, bhi, D, gap, kkt, second, agree, unique, g, scale,
-                   time.perf_counter() - t0)
+                   time.perf_counter() - t0, *floors)
 
 
 def _conic_start(prob: cp.Problem, beta_v: cp.Variable) -> np.ndarray:
@@ -1101,7 +1145,7 @@ def run(quick: bool, progress=None) -> list[tuple[Case, Optimum | None, list[Row
 
 
 def _record(case: Case, opt: Optimum | None, r: Row) -> dict:
-    optimum = None if opt is None else {"objective": opt.objective, "gap": opt.gap, "kkt": opt.kkt, "second": opt.second,
+    optimum = None if opt is None else {"objective": opt.objective, "gap": opt.gap, "kkt": opt.kkt, "kkt_floor": opt.kkt_floor, "second": opt.second,
                                         "agreement": opt.agreement, "b": [opt.b_lo, opt.b_hi], "scale": opt.scale}
     return {"case": case.name, "formulation": case.formulation, "source": case.source, "tool": r.tool, "T": r.T,
             "label": r.label, "claim": r.claim, "bound": r.bound, "errors": r.errors, "violated": r.violated,

@@ -30,11 +30,11 @@ labels = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = labels  # dataclasses resolve their module by name
 _spec.loader.exec_module(labels)
 
-#: How well the independent optimum must know itself (relative): the refinement solves the KKT system to
-#: round-off in extended precision, so its gap and the mpmath agreement sit near 1e-15; ECOS, at its tightest
-#: tolerances (1e-10, absolute in part), agrees to ~1e-9 on these problems and to ~1e-7 on the hard one (C = 1e3).
+#: How well the independent optimum must know itself (relative) where no active set was solved again in mpmath: the
+#: refinement solves the KKT system to round-off in extended precision, so its gap sits near 1e-15; ECOS, at its
+#: tightest tolerances (1e-10, absolute in part), agrees to ~1e-9 on these problems and to ~1e-7 on the hard one
+#: (C = 1e3). Where mpmath solved the active set, both bounds are derived from the instance's rounding floors instead.
 OWN_GAP = 1e-10
-MPMATH_AGREEMENT = 1e-12
 ECOS_AGREEMENT = 1e-6
 
 FAST = labels.cases(quick=True)
@@ -61,11 +61,22 @@ def _violations_message(rows) -> str:
 @pytest.mark.parametrize("case", [c for c in FAST if c.kernel != "mlp"], ids=lambda c: f"{c.name}-{c.formulation}")
 def test_independent_optimum_is_certified_by_its_gap_and_a_second_solver(case):
     """The refined optimum's duality gap (the paper's primal at W = sum coef_i Phi_i, best b) and the second
-    solver's agreement are both far below every tolerance judged in the table."""
+    solver's agreement are both far below every tolerance judged in the table.
+
+    Where the second solver is the 50-digit solve of the final active set, the thresholds are the instance's own
+    rounding floors, not fixed numbers (which one machine's rounding met and another's did not: the sign conditions of
+    a-separable-huge-C came out at 2.9e-10 with OpenBLAS's SkylakeX kernels against 1e-10):
+
+    * the sign conditions hold to :func:`labels.kkt_floor` (each residual a sum of m + 2 terms in extended precision,
+      Higham's gamma_{m+2} times the size of its terms; a wrong active set violates by its multipliers);
+    * mpmath's ``D*`` agrees with the refined ``D`` within the duality gap (weak duality puts ``D*`` between ``-P``
+      and ``D``) plus three rounding floors of the objective (:func:`labels.objective_floor`: ``D`` evaluated, ``P``
+      evaluated, and the kernel in extended precision against mpmath's)."""
     opt = _optimum(case)
     if opt.second == "mpmath KKT":  # the active set solved at 50 digits; the double-precision point within its gap
-        assert opt.kkt <= labels.KKT_EXACT, f"sign conditions violated by {opt.kkt:.2e}"
-        assert opt.agreement <= max(10 * abs(opt.gap), MPMATH_AGREEMENT), f"mpmath disagrees by {opt.agreement:.2e}"
+        assert opt.kkt <= opt.kkt_floor, f"sign conditions violated by {opt.kkt:.2e} > their rounding {opt.kkt_floor:.2e}"
+        bound = abs(opt.gap) + 3 * opt.objective_floor
+        assert opt.agreement <= bound, f"mpmath disagrees by {opt.agreement:.2e} > {bound:.2e}"
         return
     assert abs(opt.gap) <= OWN_GAP, f"gap {opt.gap:.2e}"
     if not opt.second.startswith("ECOS ("):  # ECOS failed to run (recorded): the gap above is the evidence

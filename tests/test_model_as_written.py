@@ -17,7 +17,8 @@ import warnings
 import cvxpy as cp
 import numpy as np
 import pytest
-from instances import KERNELS, as_written, make_classification, make_regression
+from instances import (AS_WRITTEN_ACCEPT, AS_WRITTEN_TOLS, KERNELS, as_written, clarabel_ladder, make_classification,
+                       make_regression, solve_clarabel)
 
 import svmref.formulations as F
 from svmref.formulations import _certify as cert
@@ -171,7 +172,8 @@ def test_a_slip_in_the_certificate_is_refused(monkeypatch, slip):
 
 def _box_optimum_scaled(kind, K, y, C):
     """The box dual (003 eq. (3); 000 eq. (5); the L2 dual) solved in the variable ``a = alpha / C``, whose
-    objective ``d / C`` is of order 1 however small C is: an independent optimum for tiny objectives."""
+    objective ``d / C`` is of order 1 however small C is: an independent optimum for tiny objectives, accurate to
+    1e-10 relative (CLARABEL's own gap and residuals at that scale, :func:`instances.solve_clarabel`)."""
     n = len(y)
     a = cp.Variable(n)
     Q = (y[:, None] * K) * y[None, :]
@@ -183,8 +185,7 @@ def _box_optimum_scaled(kind, K, y, C):
     else:
         cons += [a >= (-1.0 if kind == "l1n" else 0.0), a <= 1.0]
     prob = cp.Problem(cp.Minimize(obj), cons)
-    prob.solve(solver="CLARABEL", tol_gap_abs=1e-14, tol_gap_rel=1e-14, tol_feas=1e-14, tol_ktratio=1e-12)
-    assert prob.status == cp.OPTIMAL
+    solve_clarabel(prob, tols=(1e-14, 1e-13, 1e-12, 1e-11, 1e-10), accept=1e-10)  # the scaled objective is of order 1
     return C * float(prob.value)
 
 
@@ -224,3 +225,29 @@ def test_the_gap_test_is_relative(monkeypatch):
     c, _, _ = cert.box_certificate("l1", K, y, C, alpha * (1 - 1e-4), 1e-8)
     assert abs(c.residuals["gap"]) < 1e-8 < c.residuals["rel_gap"]
     assert "rel_gap" in c.failed
+
+
+def _scripted(statuses, seen):
+    """A stand-in for one CLARABEL solve per rung: records the options, returns the next scripted status."""
+    it = iter(statuses)
+
+    def solve(opts):
+        seen.append(opts)
+        return next(it)
+    return solve
+
+
+def test_as_written_accepts_only_what_clarabel_certifies_within_its_bound():
+    """``as_written`` on any floating-point path: every rung asks CLARABEL for its reduced accuracy at
+    AS_WRITTEN_ACCEPT, so that ``optimal_inaccurate`` certifies the same bound as ``optimal`` (by default it certifies
+    only 5e-5 to 1e-4); a rung that ends in neither (CLARABEL's insufficient progress, a solver error in cvxpy) is
+    followed by the next, looser one, and a problem no rung solves fails the test that asked."""
+    seen = []
+    assert clarabel_ladder(_scripted(["solver error (CLARABEL failed)", "optimal"], seen)) == ("optimal", AS_WRITTEN_TOLS[1])
+    assert [o["tol_gap_abs"] for o in seen] == [o["tol_gap_rel"] for o in seen] == list(AS_WRITTEN_TOLS[:2])
+    assert AS_WRITTEN_ACCEPT <= 1e-9  # a hundredth of the tightest claim checked against these solves (1e-7)
+    for o in seen:
+        assert o["reduced_tol_gap_abs"] == o["reduced_tol_gap_rel"] == o["reduced_tol_feas"] == AS_WRITTEN_ACCEPT
+    assert clarabel_ladder(_scripted(["optimal_inaccurate"], [])) == ("optimal_inaccurate", AS_WRITTEN_TOLS[0])
+    with pytest.raises(AssertionError, match="did not solve to 1e-09: 1e-12: user_limit; 1e-11: user_limit"):
+        clarabel_ladder(_scripted(["user_limit"] * len(AS_WRITTEN_TOLS), []))

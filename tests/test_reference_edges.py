@@ -25,6 +25,7 @@ import cvxpy as cp
 import mpmath
 import numpy as np
 import pytest
+from instances import solve_clarabel
 
 import svmref.formulations as F
 from svmref.kernels import linear_kernel, rbf_kernel
@@ -240,10 +241,9 @@ def test_two_positives_against_298_negatives():
                 who = "ECOS"
             except cp.error.SolverError:
                 who = "failed"
-            if who == "failed" or plain.status != cp.OPTIMAL:
-                val = plain.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
-                who = "CLARABEL"
-            assert plain.status == cp.OPTIMAL
+            if who == "failed" or plain.status != cp.OPTIMAL:  # CLARABEL's own residuals within 1e-9, else it raises
+                solve_clarabel(plain, tols=(1e-11, 1e-10, 1e-9), accept=1e-9)
+                val, who = plain.value, "CLARABEL"
             err = rel(-sol.objective, val)
             note(f"2 vs 298, linear, C={C:g}", f"{name} dual", f"agrees {err:.1e} with {who} on the primal (Phi = X)")
             assert err <= AGREE

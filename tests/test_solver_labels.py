@@ -27,7 +27,7 @@ import warnings
 import cvxpy as cp
 import numpy as np
 import pytest
-from instances import make_classification, make_regression
+from instances import make_classification, make_regression, solve_clarabel
 from scipy.optimize import minimize_scalar
 
 from svmref.kernels import linear_kernel, rbf_kernel
@@ -36,9 +36,10 @@ from svmref.solvers._result import SuboptimalWarning
 from svmref.solvers.estimators import L1SVC, LeastOneNormSVC
 from svmref.solvers.support_features import primal_objective, support_features
 
-#: CLARABEL at tight tolerances (the reference of this file; scaled problems, so relative and absolute agree).
-OPTS = dict(tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12, tol_ktratio=1e-10, max_iter=500)
-#: The reference's own relative accuracy allowed in the comparisons (CLARABEL at the options above).
+#: CLARABEL's tolerances for the reference of this file, tightest first, the last also the accuracy its own residuals
+#: must certify (:func:`_solve`; scaled problems, so relative and absolute agree).
+RUNGS = (1e-12, 1e-11, 1e-10, 1e-9)
+#: The reference's own relative accuracy allowed in the comparisons (ten times what CLARABEL certifies at RUNGS).
 REF_RTOL = 1e-8
 
 BOXES = {  # lower, upper, diagonal shift of the box dual (000 Table 1; docs/smo.md)
@@ -95,15 +96,11 @@ def ls_optimum(K, y, C):
 
 
 def _solve(prob):
-    """CLARABEL at :data:`OPTS`, relaxed to 1e-10 and then 1e-9 where it reports "optimal_inaccurate" (the
-    comparisons allow :data:`REF_RTOL`); its optimal value."""
-    for t in (1e-12, 1e-10, 1e-9):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            prob.solve(solver="CLARABEL", **dict(OPTS, tol_gap_abs=t, tol_gap_rel=t, tol_feas=t))
-        if prob.status == cp.OPTIMAL:
-            return float(prob.value)
-    raise AssertionError(f"the reference did not solve: {prob.status}")
+    """CLARABEL at the first of :data:`RUNGS`, then the looser ones where it cannot certify that at working precision
+    (:func:`instances.solve_clarabel`: its own gap and residuals within 1e-9; the comparisons allow :data:`REF_RTOL`);
+    its optimal value."""
+    solve_clarabel(prob, tols=RUNGS, accept=RUNGS[-1])
+    return float(prob.value)
 
 
 def loss(name, y, f, C, eps=0.1):
@@ -575,7 +572,7 @@ def test_tiny_objectives_are_held_relative(name, C):
 # ------------------------------------------------------------------------------------------------
 def _ref_primal_svr(X, z, C, eps):
     """The epsilon-SVR primal with a linear kernel, written out (``1/2 ||w||^2 + C sum max(0, |z - Xw - b| - eps)``),
-    by CLARABEL at :data:`OPTS`: ``(w, b)``."""
+    by CLARABEL (:func:`_solve`): ``(w, b)``."""
     w, b = cp.Variable(X.shape[1]), cp.Variable()
     _solve(cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + C * cp.sum(cp.pos(cp.abs(z - X @ w - b) - eps)))))
     return w.value, float(b.value)
@@ -623,11 +620,21 @@ def test_support_features_at_tight_tol_has_its_decision_values_within_tol(mu):
         assert np.max(np.abs(r.decision_function(P) - (P @ a + b))) <= 1e-6
 
 
-def test_a_tight_tol_met_without_its_margin_ends_converged():
-    """A rank-1 linear kernel of entries up to 7e6 at tol = 1e-9: the KKT rule (gap <= tol, on F recomputed from
-    alpha) is met but TIGHT_MARGIN * tol is out of reach at working precision. The solve ends there, labelled by its
-    certificate (here optimal), and never says "KKT gap ... > tol" of a gap below tol (it ran on to a stall test
-    that called the met rule missed: numerical_issue, "KKT gap 7.45e-10 > tol 1e-09")."""
+def test_a_tight_tol_below_the_gradients_rounding_ends_with_an_honest_label():
+    """A rank-1 linear kernel of entries up to 7e6 at tol = 1e-9. The gradient ``F = Q alpha - 1``, recomputed from
+    alpha, carries a rounding of up to ``N u sum_j |Q_ij| |alpha_j|`` per row (1.3e-7 here, with ``u = 2^-53``,
+    N = 29), over a hundred times tol: whether a KKT gap (a difference of two entries of F) of 1e-9 is reached at
+    all depends on the machine's floating-point path (reached with OpenBLAS's Haswell kernels; with its SkylakeX and
+    Prescott kernels the solve stalls at 2.3e-9 to 2.5e-9). Either ending is honest, and what each promises is asserted:
+
+    * ``converged``: the rule held, ``kkt_gap <= tol``, the label is the certificate's (optimal or suboptimal), and
+      no warning says "KKT gap ... > tol" of it. This is the bug guarded here: with TIGHT_MARGIN * tol out of reach
+      the solve once ran on to a stall test that called the met rule missed (numerical_issue, "KKT gap 7.45e-10 >
+      tol 1e-09");
+    * not converged: ``numerical_issue``, ``kkt_gap > tol``, and the message says that it stalled at working
+      precision with a KKT gap above tol.
+
+    Both are within their certified duality gap of an independent optimum (:func:`check_bounds`)."""
     rng = np.random.default_rng(34)
     x = rng.normal(size=(29, 1)) * rng.choice([1e-3, 1, 1e3])
     y = np.where(rng.normal(size=29) > 0, 1.0, -1.0)
@@ -636,6 +643,13 @@ def test_a_tight_tol_met_without_its_margin_ends_converged():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         r = smo.l1_svm(K, y, 1.0, tol=1e-9)
-    assert r.converged and r.kkt_gap <= 1e-9 and r.status in ("optimal", "suboptimal"), (r.status, r.message)
-    assert not [w for w in caught if "> tol" in str(w.message)]
+    Q = y[:, None] * K * y[None, :]
+    rounding = 29 * np.finfo(float).eps / 2 * np.max(np.abs(Q) @ np.abs(r.alpha))
+    assert rounding > 100 * 1e-9  # the premise: tol is below the rounding of the gradient it is judged on
+    if r.converged:
+        assert r.kkt_gap <= 1e-9 and r.status in ("optimal", "suboptimal"), (r.status, r.message)
+        assert not [w for w in caught if "> tol" in str(w.message)]
+    else:
+        assert r.status == "numerical_issue" and r.kkt_gap > 1e-9, (r.status, r.kkt_gap, r.message)
+        assert "stalled at working precision" in r.message and "> tol 1e-09" in r.message, r.message
     check_bounds("l1_svm", K, y, 1.0, r, dual_optimum("l1_svm", K, y, 1.0))

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from instances import solve_clarabel
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.svm import SVC
 
@@ -101,8 +102,7 @@ def cvxpy_box_dual(lower, upper, shift):
             cons.append(a >= lower * C)
         if upper is not None:
             cons.append(a <= upper * C)
-        cp.Problem(cp.Minimize(obj), cons).solve(solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12,
-                                                 tol_feas=1e-12)
+        solve_clarabel(cp.Problem(cp.Minimize(obj), cons))
         return np.asarray(a.value)
 
     return solve
@@ -139,8 +139,7 @@ def sf_dual(X, y, C, mu):
     lam = cp.Variable(X.shape[0])
     w = X.T @ cp.multiply(y, lam)
     obj = cp.sum(lam) - cp.sum_squares(cp.pos(cp.abs(w) - mu)) / (4 * (1 - mu))
-    cp.Problem(cp.Maximize(obj), [lam >= 0, lam <= C, y @ lam == 0]).solve(
-        solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    solve_clarabel(cp.Problem(cp.Maximize(obj), [lam >= 0, lam <= C, y @ lam == 0]))
     return SFAnswer(lam=np.asarray(lam.value))
 
 
@@ -148,8 +147,7 @@ def sf_primal(X, y, C, mu):
     """The support features primal (003 eq. (5)) by cvxpy; returns .a and .b only."""
     a, b, d = cp.Variable(X.shape[1]), cp.Variable(), cp.Variable(X.shape[0])
     obj = (1 - mu) * cp.sum_squares(a) + mu * cp.norm1(a) + C * cp.sum(d)
-    cp.Problem(cp.Minimize(obj), [cp.multiply(y, X @ a + b) >= 1 - d, d >= 0]).solve(
-        solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    solve_clarabel(cp.Problem(cp.Minimize(obj), [cp.multiply(y, X @ a + b) >= 1 - d, d >= 0]))
     return SFAnswer(a=np.asarray(a.value), b=float(b.value))
 
 
