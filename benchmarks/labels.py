@@ -1145,8 +1145,9 @@ def run(quick: bool, progress=None) -> list[tuple[Case, Optimum | None, list[Row
 
 
 def _record(case: Case, opt: Optimum | None, r: Row) -> dict:
-    optimum = None if opt is None else {"objective": opt.objective, "gap": opt.gap, "kkt": opt.kkt, "kkt_floor": opt.kkt_floor, "second": opt.second,
-                                        "agreement": opt.agreement, "b": [opt.b_lo, opt.b_hi], "scale": opt.scale}
+    optimum = None if opt is None else {"objective": opt.objective, "gap": opt.gap, "kkt": opt.kkt,
+                                        "kkt_floor": opt.kkt_floor, "second": opt.second, "agreement": opt.agreement,
+                                        "b": [opt.b_lo, opt.b_hi], "scale": opt.scale}
     return {"case": case.name, "formulation": case.formulation, "source": case.source, "tool": r.tool, "T": r.T,
             "label": r.label, "claim": r.claim, "bound": r.bound, "errors": r.errors, "violated": r.violated,
             "unresolved": r.unresolved, "false_fail": r.strict, "lenient_advice": r.lenient_advice, "note": r.note,

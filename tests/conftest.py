@@ -2,6 +2,7 @@
 from pathlib import Path
 
 import pytest
+from _numerics import is_sensitive
 from instances import KERNELS
 
 
@@ -34,3 +35,15 @@ _drop_stale_numba_caches()
 @pytest.fixture(params=sorted(KERNELS))
 def kernel_name(request):
     return request.param
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every precision-sensitive test ``numerics`` (``_numerics.py`` says what that is, read from its source)."""
+    for item in items:
+        fn = getattr(item, "function", None)
+        if fn is None or item.get_closest_marker("numerics"):
+            continue
+        cls = getattr(item, "cls", None)
+        if is_sensitive(str(item.path), fn.__name__, cls.__name__ if cls else None):
+            item.add_marker(pytest.mark.numerics)
+

@@ -17,8 +17,16 @@ import warnings
 import cvxpy as cp
 import numpy as np
 import pytest
-from instances import (AS_WRITTEN_ACCEPT, AS_WRITTEN_TOLS, KERNELS, as_written, clarabel_ladder, make_classification,
-                       make_regression, solve_clarabel)
+from instances import (
+    AS_WRITTEN_ACCEPT,
+    AS_WRITTEN_TOLS,
+    KERNELS,
+    as_written,
+    clarabel_ladder,
+    make_classification,
+    make_regression,
+    solve_clarabel,
+)
 
 import svmref.formulations as F
 from svmref.formulations import _certify as cert
