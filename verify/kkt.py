@@ -752,6 +752,16 @@ def rls_residuals(K: np.ndarray, y: np.ndarray, gamma: float, c: np.ndarray, own
 # ---------------------------------------------------------------------------------------------
 
 
+def _weighted_objectives(K, y, C: float, a2, xi, n_sv: int) -> tuple[float, float]:
+    """``(P, D)`` of 004 eq. (3) at the weights ``diag(lam)^-1 = diag(a2)``: the primal at the residuals ``xi``,
+    ``P = #SV/2 + C/2 ||xi||^2``, and the dual ``D(beta) = 1/2 beta'(K diag(a2) K + I/C) beta - y'beta`` at the dual
+    feasible ``beta = C (xi - mean(xi))`` (``sum_i beta_i = 0``; :func:`sparse_ls_svm_residuals` says why)."""
+    P = 0.5 * n_sv + 0.5 * C * float(xi @ xi)
+    beta0 = C * (xi - np.mean(xi))
+    Kb0 = K @ beta0
+    return P, 0.5 * float(Kb0 @ (a2 * Kb0)) + 0.5 / C * float(beta0 @ beta0) - float(y @ beta0)
+
+
 def sparse_ls_svm_residuals(K: np.ndarray, y: np.ndarray, C: float, alpha: np.ndarray, b: float | None) -> Residuals:
     r"""Residuals of the ISLS-SVM fixed point (004, eq. (3) and Algorithm 1) at ``(alpha, b)``.
 
@@ -822,10 +832,7 @@ def sparse_ls_svm_residuals(K: np.ndarray, y: np.ndarray, C: float, alpha: np.nd
     vals["stationarity"] = float(st[i]) / amax if amax > 0 else 0.0
     where["stationarity"] = (f"alpha_{i} = {alpha[i]:.6g} but one step of Algorithm 1 with lam = 1/alpha^2 "
                              f"gives {a2[i] * Kb[i]:.6g} (not a fixed point of 004 Algorithm 1)")
-    P = 0.5 * int(np.sum(sv)) + 0.5 * C * float(xi @ xi)
-    beta0 = C * (xi - np.mean(xi))   # dual feasible: sum_i beta0_i = 0 (to rounding)
-    Kb0 = K @ beta0
-    D = 0.5 * float(Kb0 @ (a2 * Kb0)) + 0.5 / C * float(beta0 @ beta0) - float(y @ beta0)
+    P, D = _weighted_objectives(K, y, C, a2, xi, int(np.sum(sv)))
     vals["duality_gap"] = _rel(P + D, P, D)
     where["duality_gap"] = (f"P = {P:.10g} (of (3) at lam = 1/alpha^2), dual -D(beta) = {-D:.10g} at the dual feasible "
                             "beta = C (xi - mean(xi))")
