@@ -1031,10 +1031,13 @@ def _verify_row(case: Case, opt: Optimum, name: str, beta, b, T: float, rec) -> 
 
 
 # ------------------------------------------------------------------------------------------------ the table
-def measure(case: Case, primal: bool = True) -> tuple[Optimum | None, list[Row]]:
-    """All rows of one case: the independent optimum, then the reference (dual), the SMO, the reference (primal,
-    unless ``primal`` is false) and verify."""
-    opt = independent_optimum(case)
+_COMPUTE = object()
+
+
+def measure(case: Case, primal: bool = True, opt=_COMPUTE) -> tuple[Optimum | None, list[Row]]:
+    """All rows of one case: the independent optimum (computed here unless given as ``opt``), then the reference
+    (dual), the SMO, the reference (primal, unless ``primal`` is false) and verify."""
+    opt = independent_optimum(case) if opt is _COMPUTE else opt
     ref = run_reference(case, opt)
     smo_row, answer = run_smo(case, opt)
     extra = [run_reference(case, opt, form="primal")] if primal else []

@@ -101,6 +101,7 @@ def _whole_message(message: str, text: str) -> str:
     return "\n".join(line[4:] for line in text.splitlines() if line.startswith("E   ") or line == "E")
 
 
+@pytest.mark.slow  # 13 s: the example project's whole suite in a subprocess; its failing run below stays in the default
 def test_example_exact_solver_passes_every_test(tmp_path):
     proc, cases, work = _run_example(tmp_path, "solve")
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
@@ -134,6 +135,7 @@ def _generate_phase(stdout: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
+@pytest.mark.slow  # 20 s: hypothesis searches and shrinks in a subprocess (the strategy's own tests stay in the default)
 def test_example_large_c_bug_is_found_by_the_strategy_and_shrunk(tmp_path):
     proc, cases, work = _run_example(tmp_path, "solve_large_c_bug")
     assert proc.returncode == 1, proc.stdout[-5000:]
