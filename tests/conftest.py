@@ -46,4 +46,3 @@ def pytest_collection_modifyitems(config, items):
         cls = getattr(item, "cls", None)
         if is_sensitive(str(item.path), fn.__name__, cls.__name__ if cls else None):
             item.add_marker(pytest.mark.numerics)
-
