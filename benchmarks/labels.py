@@ -352,7 +352,7 @@ def kkt_floor(d: Dual, beta, b) -> float:
     double LU contracts (``u_64 cond < 1``; the proximal systems of :func:`refine_prox` have condition at most
     ``max Q_tt / rho``). The equality adds ``gamma_m sum_t |s_t beta_t|``. Both are divided by the scales of
     :func:`_kkt_residual`. On ``a-separable-huge-C`` for the Least 1-Norm SVM (30 points, C = 1e6: terms of 1e8
-    cancel to a margin of order 1) this is 5.8e-10; OpenBLAS's SkylakeX kernels leave 2.9e-10 there and its Haswell
+    cancel to a margin of order 1) this is 6e-10; OpenBLAS's SkylakeX kernels leave 2.9e-10 there and its Haswell
     kernels 2.6e-12, while the smallest multiplier, what a wrong active set would violate by, is 3e-3."""
     bl = np.asarray(beta, dtype=LD)
     m = d.s.size
