@@ -18,7 +18,7 @@ from svmref._validation import check_kernel_memory
 from svmref.cli import ArgumentParser, UsageError, check_number, check_writable, make_parent
 
 from . import specs
-from .core import DEFAULT_TOL, SignatureError, check, check_signature
+from .core import DEFAULT_TOL, SignatureError, check, check_signature, tol_parameter
 from .data import check_targets, scale_columns
 from .instances import SCALABLE, SUITES, from_data, load_csv, suite
 from .loader import SpecError, load_spec, parse_spec
@@ -40,7 +40,8 @@ The solver contract (see 'python -m pydoc svmref.verify'):
   support_features:   f(X, y, C, mu) -> object with .lam and/or .a, .b
   svr (epsilon-SVR):  f(K, y, C, epsilon=epsilon) -> (alpha, b) | alpha | object with .alpha, .b
                       with alpha = alpha^+ - alpha^- (length N), f(x) = sum_i alpha_i k(x_i, x) + b
-  If f has a parameter named tol, verify passes the tolerance it checks at.
+  If f has a parameter named tol, tolerance, toler or eps (the first found), verify passes the
+  tolerance it checks at to it; --solver-tol NAME names another parameter.
 
 Suites: quick (seconds), standard (N up to 300), adversarial (degenerate and extreme
 instances; a non-PSD MLP kernel is reported as 'not convex'), real (shipped data sets).
@@ -79,6 +80,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tol", default=DEFAULT_TOL, metavar="T",
                    help=f"tolerance of the check, in (0, 1) (default {DEFAULT_TOL:g}); a pass means every reported "
                    "error is <= T in its unit: objective gap, KKT residuals, b and decision values")
+    p.add_argument("--solver-tol", default=None, metavar="NAME",
+                   help="the solver's parameter that receives --tol (default: the first of tol, tolerance, toler, eps "
+                   "that it has)")
     p.add_argument("--timeout", default=DEFAULT_TIMEOUT, metavar="SECONDS",
                    help=f"seconds per instance before the solver's process is killed (default {DEFAULT_TIMEOUT:g})")
     p.add_argument("--n", default=None, metavar="N",
@@ -298,6 +302,8 @@ def _run(args, opts) -> int:
             raise UsageError("give either SPEC or --all, not both")
         if args.data is not None:
             raise UsageError("--data goes with one SPEC, not --all")
+        if args.solver_tol is not None:
+            raise UsageError("--solver-tol goes with one SPEC, not --all (the built-in solvers take tol)")
         return _finish(_run_all(args, opts, on_record), args, opts)
     if not args.spec:
         raise UsageError("SPEC is required (or --list / --all)")
@@ -314,12 +320,12 @@ def _run(args, opts) -> int:
     except SpecError as exc:
         raise UsageError(str(exc)) from None
     try:
-        check_signature(fn, form, name=args.spec)
-    except SignatureError as exc:
-        raise UsageError(str(exc)) from None
+        check_signature(fn, form, name=args.spec, solver_tol=tol_parameter(fn, args.solver_tol))
+    except (SignatureError, ValueError) as exc:
+        raise UsageError(str(exc).replace("solver_tol=", "--solver-tol ")) from None
     on_record()  # the heading now: the first row may take a while
     report = check(fn, form, insts, opts["tol"], name=args.spec, timeout=opts["timeout"], spec=args.spec,
-                   on_record=on_record)
+                   on_record=on_record, solver_tol=args.solver_tol)
     return _finish(report, args, opts)
 
 

@@ -16,24 +16,42 @@ from svmref._validation import check_tol
 
 from . import specs
 from .answers import BadAnswer, get
-from .diagnosis import diagnose, hints, pass_tolerance
+from .diagnosis import SolverReport, diagnose, hints, pass_tolerance
 from .evaluation import COMPARISONS, DEFAULT_TOL, KKT_NAMES, TOLERANCES, evaluate, failed, tolerances, unresolved
 from .instances import Instance, suite
 from .report import Record, Report
 from .worker import Runner
 
 __all__ = ["check", "check_signature", "SignatureError", "pass_tolerance", "CALL_FORMS", "TOLERANCES", "tolerances",
-           "DEFAULT_TOL"]
+           "DEFAULT_TOL", "TOL_PARAMETERS", "tol_parameter"]
 
 #: How verify calls a solver of each kind of formulation (for signature errors and the docs).
 CALL_FORMS = {spec.kind: spec.call for spec in specs.SPECS.values()}
 
 
-def _accepts_tol(fn) -> bool:
+#: The names of a solver's stopping-tolerance parameter that verify recognises, in the order it looks for them.
+TOL_PARAMETERS = ("tol", "tolerance", "toler", "eps")
+
+
+def tol_parameter(fn, name: str | None = None) -> str | None:
+    """The parameter of ``fn`` that receives verify's ``tol``: ``name`` when given (:class:`SignatureError` if ``fn``
+    has no parameter of that name and takes no ``**kwargs``), else the first of :data:`TOL_PARAMETERS` that ``fn``
+    has (None: none, or the signature cannot be inspected)."""
     try:
-        return "tol" in inspect.signature(fn).parameters
+        params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
-        return False
+        params = None
+    if name is not None:
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"solver_tol must be the name of the solver's tolerance parameter; got {name!r}")
+        if params is not None and name not in params and not any(
+                p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            raise SignatureError(f"solver_tol={name!r}: the solver {_name(fn)}{inspect.signature(fn)} has no "
+                                 f"parameter named {name}")
+        return name
+    if params is None:
+        return None
+    return next((n for n in TOL_PARAMETERS if n in params), None)
 
 
 class SignatureError(TypeError):
@@ -57,7 +75,8 @@ def _misordered(sig: inspect.Signature, spec) -> list[tuple[str, str]]:
             if p.lower() != lower[i] and p.lower() in lower]
 
 
-def check_signature(solver, formulation: str, options: dict | None = None, name: str | None = None) -> bool:
+def check_signature(solver, formulation: str, options: dict | None = None, name: str | None = None,
+                    solver_tol: str | None = None) -> bool:
     """Check that ``solver`` can be called as verify calls it for ``formulation``.
 
     Two checks: the positional arguments and keywords bind to its parameters, and no positional parameter bears
@@ -74,6 +93,8 @@ def check_signature(solver, formulation: str, options: dict | None = None, name:
         Extra keywords the solver will get.
     name : str, optional
         How the message names the solver.
+    solver_tol : str, optional
+        The name of the parameter that receives verify's ``tol`` (default: the first of :data:`TOL_PARAMETERS`).
 
     Returns
     -------
@@ -87,8 +108,9 @@ def check_signature(solver, formulation: str, options: dict | None = None, name:
     """
     spec = specs.SPECS[formulation]
     kw = dict(options or {})
-    if _accepts_tol(solver):
-        kw.setdefault("tol", DEFAULT_TOL)
+    param = tol_parameter(solver, solver_tol)
+    if param is not None:
+        kw.setdefault(param, DEFAULT_TOL)
     try:
         sig = inspect.signature(solver)
     except (TypeError, ValueError):
@@ -112,11 +134,12 @@ def check_signature(solver, formulation: str, options: dict | None = None, name:
     return True
 
 
-def _arguments(spec, solver, inst: Instance, tol: float, options: dict) -> tuple[tuple, dict]:
-    """Positional arguments (copies, so the solver cannot corrupt the instance) and keywords."""
+def _arguments(spec, solver, inst: Instance, tol: float, options: dict, param: str | None = None) -> tuple[tuple, dict]:
+    """Positional arguments (copies, so the solver cannot corrupt the instance) and keywords (``tol`` goes to the
+    parameter ``param`` unless the options set it)."""
     kw = dict(options)
-    if _accepts_tol(solver) and "tol" not in kw:
-        kw["tol"] = tol
+    if param is not None and param not in kw:
+        kw[param] = tol
     args, own = spec.arguments(inst)
     for k, v in own.items():
         kw.setdefault(k, v)
@@ -143,7 +166,7 @@ def _check_timeout(timeout) -> float | None:
 
 def check(solver: Callable, formulation: str, instances="quick", tol: float = DEFAULT_TOL, *,
           options: dict | None = None, name: str | None = None, timeout: float | None = None,
-          spec: str | None = None, on_record: Callable | None = None) -> Report:
+          spec: str | None = None, on_record: Callable | None = None, solver_tol: str | None = None) -> Report:
     """Run ``solver`` on each instance and hold its answer against the cvxpy reference.
 
     Parameters
@@ -152,8 +175,9 @@ def check(solver: Callable, formulation: str, instances="quick", tol: float = DE
         Follows the contract of :mod:`svmref.verify` (``f(K, y, C, **options)`` for the box duals,
         ``ls_svm_regression`` and ``sparse_ls_svm``; ``f(K, y, gamma)`` for ``rls``;
         ``f(X, y, C, mu)`` for ``support_features``; ``f(K, y, C, epsilon=epsilon)`` for ``svr``, returning
-        ``alpha = alpha^+ - alpha^-`` and ``b``). If it has a parameter named ``tol``,
-        ``tol`` is passed to it (each record says so in ``solver_tol`` and its notes). The signature is
+        ``alpha = alpha^+ - alpha^-`` and ``b``). If it has a parameter named ``tol``, ``tolerance``, ``toler``
+        or ``eps`` (:data:`TOL_PARAMETERS`, the first found), ``tol`` is passed to it (each record says so in
+        ``solver_tol``, ``solver_tol_parameter`` and its notes). The signature is
         checked once, before any instance runs: :class:`SignatureError` (a ``TypeError``) if it does not fit.
     formulation : str
         One of ``svmref.formulations.names()``.
@@ -174,6 +198,9 @@ def check(solver: Callable, formulation: str, instances="quick", tol: float = DE
         ``package.module:callable`` naming ``solver``, for a ``spawn`` worker (platforms without fork).
     on_record : callable
         Called with each :class:`~svmref.verify.report.Record` as it finishes (the CLI prints rows with it).
+    solver_tol : str
+        The name of the solver's parameter that receives ``tol`` (``svmref verify --solver-tol NAME``), for a
+        solver whose tolerance parameter has another name than those of :data:`TOL_PARAMETERS`.
 
     Returns
     -------
@@ -193,26 +220,29 @@ def check(solver: Callable, formulation: str, instances="quick", tol: float = DE
             raise ValueError(f"options must not set {k} for {formulation}: each instance carries its own {k}, which "
                              f"verify passes to the solver as the keyword {k}=")
     label = name or _name(solver)
-    check_signature(solver, formulation, options, label)
+    param = tol_parameter(solver, solver_tol)
+    check_signature(solver, formulation, options, label, solver_tol=param)
     insts = suite(instances, formulation) if isinstance(instances, str) else list(instances)
     report = Report([], tol)
     report.planned = len(insts)
     runner = Runner(solver, timeout, spec)
     if runner.note:
         report.notes.append(runner.note)
-    solver_tol = tol if (_accepts_tol(solver) and "tol" not in options) else None
-    if solver_tol is not None:
-        report.notes.append(f"verify passed tol = {tol:g} to the solver (it has a parameter named tol)")
-    _run(runner, entry, insts, report, tol, options, label, solver_tol, on_record)
+    if param is not None and param in options:
+        param = None  # the user's own value goes to the solver
+    if param is not None:
+        how = "--solver-tol" if solver_tol is not None else "it has a parameter of that name"
+        report.notes.append(f"verify passed tol = {tol:g} to the solver's parameter {param} ({how})")
+    _run(runner, entry, insts, report, tol, options, label, param, on_record)
     return report
 
 
-def _run(runner, entry, insts, report, tol, options, label, solver_tol, on_record) -> None:
+def _run(runner, entry, insts, report, tol, options, label, param, on_record) -> None:
     """Check each instance into ``report``; Ctrl-C stops the run and keeps what finished."""
     tols = tolerances(tol)
     try:
         for inst in insts:
-            rec = _check_one(runner, entry, inst, tol, tols, options, label, solver_tol)
+            rec = _check_one(runner, entry, inst, tol, tols, options, label, param)
             report.records.append(rec)
             if on_record is not None:
                 on_record(rec)
@@ -229,15 +259,21 @@ def _unusable(rec: Record, verdict: str, reason: str) -> Record:
     return rec
 
 
-def _call(runner, spec, inst, tol, options, rec: Record):
+def _call(runner, spec, inst, tol, options, rec: Record, param: str | None = None):
     """Call the solver on ``inst``; the parsed answer, or None with ``rec`` holding the error or timeout."""
-    args, kwargs = _arguments(spec, runner.solver, inst, tol, options)
+    args, kwargs = _arguments(spec, runner.solver, inst, tol, options, param)
     res = runner.call(args, kwargs)
     rec.time = res.time
     rec.solver_output, rec.solver_output_lines, rec.traceback = res.output, res.output_lines, res.traceback
-    for cat, msg in res.warnings:
+    rec.solver_warnings = [list(w) for w in res.warnings]
+    rec.solver_warnings_total = res.warnings_total
+    for cat, msg, n in res.warnings:
         if cat == "ConvergenceWarning":
-            rec.notes.append(f"solver warned: {msg}")
+            rec.notes.append(f"solver warned: {msg}" + (f" ({n} times)" if n > 1 else ""))
+    kept = sum(n for _, _, n in res.warnings)
+    if res.warnings_total > kept:
+        rec.notes.append(f"the solver issued {res.warnings_total} warnings; the first {len(res.warnings)} distinct "
+                         f"ones are kept with their counts ({kept}), the others only counted")
     if res.kind != "ok":
         _unusable(rec, "timeout" if res.kind == "timeout" else "error",
                   f"solver raised {res.message}" if res.kind == "raised" else res.message)
@@ -246,8 +282,12 @@ def _call(runner, spec, inst, tol, options, rec: Record):
         return None
     out = res.value
     status = get(out, "status") if not isinstance(out, (tuple, list, np.ndarray)) else None
-    if isinstance(status, str) and status != "optimal":
-        rec.notes.append(f"solver reports status {status!r}")
+    if isinstance(status, str):
+        rec.solver_status = status
+        message = get(out, "message")
+        rec.solver_message = message if isinstance(message, str) else ""
+        if status != "optimal":
+            rec.notes.append(f"solver reports status {status!r}")
     try:
         return spec.parse(out, inst)
     except BadAnswer as exc:
@@ -268,15 +308,15 @@ def _residuals(rec: Record, r) -> None:
         rec.b_interval = [r.b_low, r.b_high]
 
 
-def _check_one(runner, spec, inst, tol, tols, options, label, solver_tol=None) -> Record:
+def _check_one(runner, spec, inst, tol, tols, options, label, param=None) -> Record:
     rec = Record(spec.name, label, inst.name, None, "", "", N=inst.N, hyper=dict(inst.hyper))
-    rec.solver_tol = solver_tol
-    if solver_tol is not None:
-        rec.notes.append(f"verify set the solver's tol = {solver_tol:g}")
+    if param is not None:
+        rec.solver_tol, rec.solver_tol_parameter = tol, param
+        rec.notes.append(f"verify set the solver's {param} = {tol:g}")
     if not inst.unique:
         rec.notes.append("the optimal alpha is not unique here: only objective values, KKT residuals and "
                          "the decision function are compared, never alpha")
-    ans = _call(runner, spec, inst, tol, options, rec)  # 1. the solver
+    ans = _call(runner, spec, inst, tol, options, rec, param)  # 1. the solver
     if ans is None:
         return rec
     try:  # 2. the residuals (no reference needed)
@@ -299,6 +339,7 @@ def _check_one(runner, spec, inst, tol, tols, options, label, solver_tol=None) -
         rec.reference_disagreement = ref.disagreement
         rec.objective_gap = values["objective_gap"]
         rec.decision_gap = values["decision_gap"]
+        rec.bias_free_gap = values.get("bias_free_gap", float("nan"))
         rec.b_gap = values.get("b_gap", float("nan"))
         rec.reference_resolution = {k: values[k + "_resolution"] for k in COMPARISONS if k + "_resolution" in values}
         if not (r.b_unique and ref.b_unique) and spec.has_b:
@@ -322,7 +363,7 @@ def _verdict(rec: Record, spec, inst, ans, r, ref, values, where, tol, tols) -> 
         rec.passed, rec.verdict, rec.reason = False, "fail", "; ".join(failures)
         try:
             rec.hints = hints(spec, inst, ans, ref, tol, tols)
-            rec.diagnoses = diagnose(spec, inst, ans, r, values, tols, tol, rec.hints)
+            rec.diagnoses = diagnose(spec, inst, ans, r, values, tols, tol, rec.hints, SolverReport.of(rec), ref)
             rec.would_pass_at_tol = pass_tolerance(lambda t: evaluate(spec, inst, ans, ref, t)[1], tol)
         except (ValueError, FloatingPointError) as exc:  # advice is best effort; the verdict stands
             rec.notes.append(f"no diagnosis: {type(exc).__name__}: {exc}")

@@ -59,6 +59,18 @@ ORDER = ("box", "equality", "objective_gap", "primal_feasibility", "complementar
 KKT_NAMES = ("box", "equality", "primal_feasibility", "complementarity", "stationarity")
 
 
+def apart(*xs: float, digits: int = 6) -> list[str]:
+    """``xs`` printed with at least ``digits`` significant digits, and with as many more (up to 17) as it takes for
+    the first number to print differently from each other one that differs from it: "b = 128.15448 is outside
+    [128.15446, 128.15446]", never "b = 128.154 is outside [128.154, 128.154]" (the others need not differ among
+    themselves: the two ends of a point interval one rounding apart print alike)."""
+    for p in range(digits, 18):
+        out = [f"{x:.{p}g}" for x in xs]
+        if all(out[0] != out[j] for j in range(1, len(xs)) if xs[0] != xs[j]):
+            return out
+    return [repr(float(x)) for x in xs]
+
+
 def tolerances(tol: float = DEFAULT_TOL) -> dict[str, float]:
     """The table of tolerances used at ``tol`` (see :data:`TOLERANCES`)."""
     return {k: f(tol) for k, f in TOLERANCES.items()}
@@ -79,25 +91,29 @@ def _rows(spec, inst) -> np.ndarray:
     return np.vstack([train, held]) if np.size(held) else train
 
 
-def _decision(spec, inst, r, ref) -> tuple[float, float]:
-    """``(decision_gap, b_gap)`` in the solution's unit: the largest difference of the decision values on the
-    training and held-out points, of ``f = W.Phi(x) + b`` with each side's ``b`` free in its KKT interval where it is
-    not unique (the best pair) and of ``W.Phi(x)`` alone (``W`` is unique at the optimum), and the distance of the
-    given ``b`` from the reference's interval (``nan``: no ``b``, or ``b`` derived)."""
+def _decision(spec, inst, r, ref) -> tuple[float, float, float]:
+    """``(decision_gap, b_gap, bias_free_gap)`` in the solution's unit.
+
+    ``decision_gap``, the judged one: the largest difference of the decision values ``f = W.Phi(x) + b`` on the
+    training and held-out points, with each side's ``b`` free in its KKT interval where it is not unique (the best
+    pair). ``b_gap``: the distance of the given ``b`` from the reference's interval (``nan``: no ``b``, or ``b``
+    derived). ``bias_free_gap``: the same difference of ``W.Phi(x)`` alone, reported for information and never
+    judged (a pass promises the decision function; an answer whose ``b`` makes up for a shift of ``W.Phi`` on these
+    points is as good as the reference's there)."""
     rows = _rows(spec, inst)
     d = rows @ r.coef - rows @ ref.coef
     unit = r.unit
+    free = float(np.max(np.abs(d))) / unit if d.size else 0.0
     if not spec.has_b:
-        return (float(np.max(np.abs(d))) / unit if d.size else 0.0), float("nan")
+        return free, float("nan"), free
     b_s = float(r.b or 0.0)
     s_lo, s_hi = _b_range(b_s, r.b_derived, r.b_low, r.b_high)
     r_lo, r_hi = _b_range(float(ref.b or 0.0), True, ref.b_low, ref.b_high)
     lo, hi = s_lo - r_hi, s_hi - r_lo
     shift = min(max(-0.5 * (float(np.max(d)) + float(np.min(d))), lo), hi) if d.size else 0.0
-    # f = W.Phi(x) + b with each b at its best, and W.Phi(x) alone (W is unique at the optimum, b may not be)
-    dg = max(float(np.max(np.abs(d + shift))), float(np.max(np.abs(d)))) / unit if d.size else 0.0
+    dg = float(np.max(np.abs(d + shift))) / unit if d.size else 0.0
     bg = float("nan") if r.b_derived else max(r_lo - b_s, b_s - r_hi, 0.0) / unit
-    return dg, bg
+    return dg, bg, free
 
 
 def _compare(spec, inst, r, ref, values: dict, where: dict) -> None:
@@ -110,17 +126,20 @@ def _compare(spec, inst, r, ref, values: dict, where: dict) -> None:
                               f"(relative gap {og:.2e}; reference {ref.status}{cert}"
                               + ("" if math.isnan(ref.disagreement)
                                  else f", cross-check disagreement {ref.disagreement:.1e}") + ")")
-    dg, bg = _decision(spec, inst, r, ref)
+    dg, bg, free = _decision(spec, inst, r, ref)
     values["decision_gap"] = dg
+    values["bias_free_gap"] = free
     unit = "margin units" if r.unit == 1.0 and spec.classification else f"units of max|y| = {r.unit:.3g}"
-    where["decision_gap"] = (f"decision function (W.Phi(x) + b, or W.Phi(x) alone) differs from the reference's on the "
-                             f"training and held-out points by {dg:.2e} ({unit})"
-                             + ("" if r.b_unique and ref.b_unique else
-                                "; b is not unique here: each side's b is taken at its best in its KKT interval"))
+    fx = "f = W.Phi(x) + b" if spec.has_b else "f = W.Phi(x)"
+    where["decision_gap"] = (f"the decision function {fx} differs from the reference's on the training and held-out "
+                             f"points by {dg:.2e} ({unit})"
+                             + ("" if r.b_unique and ref.b_unique or not spec.has_b else
+                                "; b is not unique here: each side's b is taken at its best in its KKT interval")
+                             + (f"; W.Phi(x) alone differs by {free:.2e} (not judged)" if spec.has_b else ""))
     values["b_gap"] = bg
     if not math.isnan(bg):
-        where["b_gap"] = (f"b = {float(r.b):.6g} is {bg:.2e} ({unit}) outside the reference's KKT interval "
-                          f"[{ref.b_low:.6g}, {ref.b_high:.6g}]")
+        b_s, lo_s, hi_s = apart(float(r.b), ref.b_low, ref.b_high)
+        where["b_gap"] = f"b = {b_s} is {bg:.2e} ({unit}) outside the reference's KKT interval [{lo_s}, {hi_s}]"
     train = inst.X if spec.on_features else inst.K
     for k, v in ref.resolution(train, _rows(spec, inst)).items():
         values[k + "_resolution"] = v

@@ -366,6 +366,17 @@ def natural_b_interval(g: np.ndarray, e: np.ndarray, d_lo: np.ndarray, d_hi: np.
     return BInterval(float(rho), float(b_low), float(b_high), m, M, i_m, i_M)
 
 
+def mvp_words(iv: BInterval, name, var: str, cite: str) -> str:
+    """The maximal violating pair behind a b-free residual, in words: "(maximal violating pair (3, 7): m - M = 0.2;
+    <cite>)". Where the residual saturates (no pair is left: every variable that a violated condition asks to move
+    is at least ``rho`` of its box from the bound it would reach, e.g. every ``alpha_i = 0`` with its margin
+    violated), it says that instead of printing a pair of missing indices and ``m - M = -inf``."""
+    if iv.i_m >= 0 and iv.i_M >= 0 and np.isfinite(iv.m - iv.M):
+        return f"(maximal violating pair ({name(iv.i_m)}, {name(iv.i_M)}): m - M = {iv.m - iv.M:.3g}; {cite})"
+    return (f"(the residual saturates at {iv.rho:.3g}: each {var} whose condition is violated would have to move "
+            f"at least that far, in units of its box, so no violating pair is left to compare)")
+
+
 def _best_b(iv: BInterval, b: float) -> float:
     """The middle of the KKT interval where it is finite, else ``b``."""
     return 0.5 * (iv.b_low + iv.b_high) if np.isfinite(iv.b_low) and np.isfinite(iv.b_high) else b
@@ -445,9 +456,9 @@ def box_dual_residuals(name: str, K: np.ndarray, y: np.ndarray, C: float, alpha:
     _box_feasibility(p, vals, where)
     _margin_residuals(p, s, b, vals, where)
     vals["stationarity"] = iv.rho
-    where["stationarity"] = (f"no b puts every alpha_i within {iv.rho:.3g} of its KKT conditions (maximal violating "
-                             f"pair ({iv.i_m}, {iv.i_M}): m - M = {iv.m - iv.M:.3g}; 000 eqs. (10)-(11): max over I_up "
-                             "minus min over I_low of -e_i grad_i)")
+    where["stationarity"] = (f"no b puts every alpha_i within {iv.rho:.3g} of its KKT conditions "
+                             + mvp_words(iv, lambda t: str(t), "alpha_i",
+                                         "000 eqs. (10)-(11): max over I_up minus min over I_low of -e_i grad_i"))
     r_nat = natural_residual(s, d_lo, d_hi, p.y_scale)
     i = int(np.argmax(r_nat)) if r_nat.size else 0
     vals["kkt_absolute"] = float(r_nat[i]) if r_nat.size else 0.0
@@ -705,16 +716,51 @@ def primal_b_interval(loss: str, z: np.ndarray, y: np.ndarray, epsilon: float = 
 # ---------------------------------------------------------------------------------------------
 
 
+def _rls_dual(K, y, gamma: float, a: np.ndarray) -> float:
+    """The RLS dual objective (derived in ``svmref.formulations.rls``), ``D(a) = (m/4)||a||^2 + a'Ka/(4 gamma) - y'a``."""
+    m = K.shape[0]
+    return m / 4.0 * float(a @ a) + float(a @ (K @ a)) / (4.0 * gamma) - float(y @ a)
+
+
+#: Largest N for which the RLS residual is taken modulo the null space of K (one symmetric eigendecomposition).
+NULL_SPACE_N = 4000
+
+
+def _modulo_null_space(K: np.ndarray, r: np.ndarray, floor: float) -> tuple[np.ndarray, float]:
+    """``r`` without its component in the numerical null space of ``K`` (eigenvalues at most ``N eps max|eig|``, the
+    rank threshold of ``numpy.linalg.pinv``), and the largest entry of what was removed.
+
+    RLS minimises ``J(c)`` over ``c``; with ``K`` singular every ``c* + z`` with ``Kz = 0`` is a minimiser (the same
+    ``f`` and ``J``), and the residual of 001 eq. (8) at it is ``m gamma z``: the minimisers are those whose residual
+    ``r`` satisfies ``K r = 0`` (the gradient ``(2/m) K r``), so ``r`` is judged modulo the null space. Nothing is
+    computed when ``r`` is already at the rounding ``floor`` or ``N > NULL_SPACE_N``."""
+    n = K.shape[0]
+    if n == 0 or n > NULL_SPACE_N or not float(np.max(np.abs(r))) > floor:
+        return r, 0.0
+    try:
+        w, V = np.linalg.eigh(0.5 * (K + K.T))
+    except np.linalg.LinAlgError:
+        return r, 0.0
+    null = np.abs(w) <= n * ROUNDOFF * float(np.max(np.abs(w)))
+    if not np.any(null):
+        return r, 0.0
+    Vn = V[:, null]
+    part = Vn @ (Vn.T @ r)
+    return r - part, float(np.max(np.abs(part)))
+
+
 def rls_residuals(K: np.ndarray, y: np.ndarray, gamma: float, c: np.ndarray, own_error: bool = False) -> Residuals:
     r"""Residuals of RLS at ``c`` (001 eqs. (7)-(9)).
 
     * objective (001, eq. (7) with ``f = sum_i c_i K(x_i, .)``): ``J(c) = (1/m)||y - Kc||^2 + gamma c'Kc``;
     * ``stationarity = ||(m gamma I + K) c - y||_inf / max_i (|y_i| + sum_j |K_ij c_j| + m gamma |c_i|)``:
       the system (8) (relative to the size of its terms); ``kkt_absolute`` the same residual in units of
-      ``max|y|`` (:func:`target_scale`); the system has a
-      unique solution; it implies ``grad J = (2/m) K ((K + m gamma I) c - y) = 0``;
+      ``max|y|`` (:func:`target_scale`); the system implies ``grad J = (2/m) K ((K + m gamma I) c - y) = 0``, and
+      where ``K`` is singular every minimiser ``c* + z`` (``Kz = 0``: the same ``f`` and ``J``) leaves the residual
+      ``m gamma z``, so the residual is taken modulo the null space of ``K`` (:func:`_modulo_null_space`);
     * dual (derived in ``svmref.formulations.rls``): ``min (m/4)||a||^2 + a'Ka/(4 gamma) - y'a`` with
-      ``a = 2 gamma c`` at the optimum; ``duality_gap = (J(c) + D(2 gamma c)) / max(|J|, |D|)``;
+      ``a = 2 gamma c = 2 (y - Kc) / m`` at the optimum; ``duality_gap = (J(c) + D(a)) / max(|J|, |D|)`` at the
+      better of the two points (the second does not move with a null-space component of ``c``);
     * box, equality, primal feasibility and complementarity: not applicable (no constraints).
     """
     c = np.asarray(c, dtype=float)
@@ -724,18 +770,22 @@ def rls_residuals(K: np.ndarray, y: np.ndarray, gamma: float, c: np.ndarray, own
     r = Kc + m * gamma * c - y
     terms = _terms_scale(np.abs(y) + np.abs(K) @ np.abs(c) + m * gamma * np.abs(c))
     unit = target_scale(y)
+    r, dropped = _modulo_null_space(K, r, rounding(m, terms))
     vals = _nan_values()
     where = {}
     i = int(np.argmax(np.abs(r)))
     vals["stationarity"] = float(abs(r[i])) / terms
     vals["kkt_absolute"] = float(abs(r[i])) / unit
+    null = (f"; its part in the null space of K ({dropped:.3g}), which moves neither f nor J, is left out"
+            if dropped > 0 else "")
     where["kkt_absolute"] = (f"row {i} of (m gamma I + K) c = y (001 eq. (8)): residual {r[i]:.3g}, "
-                             f"{abs(r[i]) / unit:.3g} in units of max|y| = {unit:.3g}")
-    where["stationarity"] = f"row {i} of (m gamma I + K) c = y (001 eq. (8)): residual {r[i]:.3g}"
-    a = 2.0 * gamma * c
-    D = m / 4.0 * float(a @ a) + float(a @ (K @ a)) / (4.0 * gamma) - float(y @ a)
+                             f"{abs(r[i]) / unit:.3g} in units of max|y| = {unit:.3g}" + null)
+    where["stationarity"] = f"row {i} of (m gamma I + K) c = y (001 eq. (8)): residual {r[i]:.3g}" + null
+    # two dual points, each a bound by weak duality: a = 2 gamma c, and a = 2 (y - Kc) / m, which a null-space
+    # component of c does not move (the two agree at the optimum, where (K + m gamma I) c = y)
+    D = min(_rls_dual(K, y, gamma, 2.0 * gamma * c), _rls_dual(K, y, gamma, 2.0 * (y - Kc) / m))
     vals["duality_gap"] = _rel(J + D, J, D)
-    where["duality_gap"] = f"J(c) = {J:.10g}, dual at a = 2 gamma c gives -D = {-D:.10g}"
+    where["duality_gap"] = f"J(c) = {J:.10g}, the better of the dual points a = 2 gamma c, 2(y - Kc)/m gives -D = {-D:.10g}"
     coef_error = None
     if own_error:  # the first-order error of c: the Newton correction that the residual of (8) asks for
         try:
@@ -941,8 +991,8 @@ def _features_dual(X, y, C, mu, lam, a, b, eps, vals: dict, where: dict, notes: 
     vals["equality"] = _rel(eq, float(np.sum(np.abs(lam)))) if np.any(lam) else 0.0
     where["equality"] = f"sum_j y_j lam_j = {eq:.3g}, not 0 (003 eq. (10))"
     vals["stationarity"] = iv.rho
-    where["stationarity"] = (f"no b puts every lam_j within {iv.rho:.3g} of its KKT conditions (maximal violating pair "
-                             f"({iv.i_m}, {iv.i_M}) of dual (10): m - M = {iv.m - iv.M:.3g})")
+    where["stationarity"] = (f"no b puts every lam_j within {iv.rho:.3g} of its KKT conditions "
+                             + mvp_words(iv, lambda t: str(t), "lam_j", "of dual (10)"))
     N = X.shape[0]
     w_unit = (float(np.max(np.abs(w))) + mu) / (2.0 * (1.0 - mu)) if w.size else 0.0
     if a_given:
@@ -1044,9 +1094,9 @@ def svr_residuals(K: np.ndarray, y: np.ndarray, hyper: dict, answer: dict, eps: 
     def _var(t):
         return "-" if t < 0 else (f"alpha^+_{t}" if t < N else f"alpha^-_{t - N}")
 
-    where["stationarity"] = (f"no b puts every alpha^+-_i within {iv.rho:.3g} of its KKT conditions (maximal violating "
-                             f"pair ({_var(iv.i_m)}, {_var(iv.i_M)}) of the 2N-variable dual: m - M = {iv.m - iv.M:.3g}; "
-                             "max over I_up minus min over I_low of -s_t grad_t)")
+    where["stationarity"] = (f"no b puts every alpha^+-_i within {iv.rho:.3g} of its KKT conditions "
+                             + mvp_words(iv, _var, "alpha^+-_i", "of the 2N-variable dual; max over I_up minus min "
+                                         "over I_low of -s_t grad_t"))
     r_nat = natural_residual(g2 + s2 * b, d_lo, d_hi, y_scale)
     t = int(np.argmax(r_nat)) if N else 0
     vals["kkt_absolute"] = float(r_nat[t]) if N else 0.0

@@ -57,6 +57,13 @@ class Record:
     residual, :func:`svmref.verify.kkt.natural_b_interval`). ``reference_certified``: whether the
     reference carried a passing optimality certificate (None: it carries none).
 
+    ``bias_free_gap``: the largest difference of ``W.Phi(x)`` alone from the reference's, reported and never judged
+    (``decision_gap`` judges ``f = W.Phi(x) + b``). ``solver_status``, ``solver_message``: the ``status`` and
+    ``message`` of the solver's answer where it has them; ``solver_warnings``: ``[category, message, count]`` of the
+    warnings it issued (at most :data:`svmref.verify.worker.WARNINGS_KEEP` distinct ones), ``solver_warnings_total``
+    how many it issued in all. ``solver_tol_parameter``: the name of the solver's parameter that received ``tol``
+    (``tol``, ``tolerance``, ``toler``, ``eps`` or the one named by ``--solver-tol``).
+
     ``solver_output``: what the solver printed on this instance (standard output and error together, captured
     in its worker process; at most :data:`svmref.verify.worker.OUTPUT_KEEP_LINES` lines, the middle left out
     and said so), ``solver_output_lines`` how many lines it printed in all. ``traceback``: the traceback of
@@ -95,6 +102,12 @@ class Record:
     solver_output: str = ""
     solver_output_lines: int = 0
     traceback: str = ""
+    bias_free_gap: float = float("nan")
+    solver_status: str | None = None
+    solver_message: str = ""
+    solver_warnings: list = field(default_factory=list)
+    solver_warnings_total: int = 0
+    solver_tol_parameter: str | None = None
 
     def row(self) -> str:
         """One line of the table (see :meth:`Report.table`)."""

@@ -72,7 +72,15 @@ class Spec:
     advice : bool
         Diagnose "b is wrong", another problem, and hints (not for a non-convex fixed point).
     b_average_hint : bool
-        A wrong b is often averaged over bounded support vectors too: say so.
+        A wrong b is often averaged over bounded support vectors too: the diagnosis says so where ``b`` equals that
+        average (:attr:`average_b`).
+    average_b : callable or None
+        ``average_b(inst, ans, r) -> float | None``: the bias that slip computes, the average over every support
+        vector (``alpha_i != 0``), bounded ones included, of the ``b`` that would put pattern ``i`` on its margin.
+    causes : tuple of callables
+        ``cause(spec, inst, ans, r, values, tol, tols, failing) -> str``: other problems of this formulation that a
+        wrong answer may solve exactly, tried by :func:`svmref.verify.diagnosis.other_problem` ("solves ...
+        instead"; "" when not).
     equality_words, stationarity_words : str
         How the diagnoses name a failed equality and stationarity.
     transforms : callable
@@ -105,6 +113,8 @@ class Spec:
     has_b: bool = True
     advice: bool = True
     b_average_hint: bool = False
+    average_b: Callable | None = None
+    causes: tuple = ()
     equality_words: str = "y'alpha != 0"
     stationarity_words: str = "b-free KKT residual (maximal violating pair)"
 
@@ -365,7 +375,16 @@ def _gamma_probe(inst, ans) -> Iterator:
     for f, how in ((1.0 / N, "gamma / m (e.g. KernelRidge(alpha=gamma) instead of alpha = m gamma)"),
                    (float(N), "gamma * m"), (0.5, "gamma / 2"), (2.0, "gamma * 2")):
         yield ({"hyper": {**h, "gamma": g * f}},
-               f"solved a different gamma: the answer is optimal for {how} = {g * f:.6g}, not gamma = {g:.6g}")
+               f"solves the problem with {how} = {g * f:.6g} instead of gamma = {g:.6g}")
+
+
+def _C_how(c2: float, C: float, N: int) -> str:
+    """How another C relates to the instance's, where it is one of the usual slips (" (= C / N)", ...)."""
+    for f, how in ((1.0 / N, "C / N: C scaled by the number of patterns"), (float(N), "C N: C scaled by the number of "
+                   "patterns"), (0.5, "C / 2"), (2.0, "2 C")):
+        if abs(c2 - C * f) <= 1e-9 * abs(C * f):
+            return f" (= {how})"
+    return ""
 
 
 def _C_probe(saturating: str | None) -> Callable:
@@ -382,7 +401,7 @@ def _C_probe(saturating: str | None) -> Callable:
         cands += [C * f for f in (0.5, 2.0, 0.1, 10.0, 1.0 / N, float(N))]
         for c2 in cands:
             yield ({"hyper": {**h, "C": c2}},
-                   f"solved a different C: the answer satisfies the KKT conditions for C = {c2:.6g}, not C = {C:g}")
+                   f"solves the problem with C = {c2:.6g}{_C_how(c2, C, N)} instead of C = {C:g}")
     return probe
 
 
@@ -394,8 +413,8 @@ def _epsilon_probe(inst, ans) -> Iterator:
         if e2 == e:
             continue
         yield ({"hyper": {**h, "epsilon": e2}},
-               f"solved a different epsilon: the answer satisfies the KKT conditions for {how}, not "
-               f"epsilon = {e:g} (verify passes epsilon by keyword: f(K, y, C, epsilon=...))")
+               f"solves the problem with {how} instead of epsilon = {e:g} (verify passes epsilon by keyword: "
+               "f(K, y, C, epsilon=...))")
 
 
 def _kernel_probe(shifted: bool) -> Callable:
@@ -406,10 +425,53 @@ def _kernel_probe(shifted: bool) -> Callable:
             return
         K2 = inst.K - np.eye(N) / C if shifted else inst.K + np.eye(N) / C
         yield ({"K": K2},
-               "solved a different kernel: the answer is optimal for K instead of K + I/C (the I/C of the "
-               "modified kernel, 000 eq. (2), was left out)" if shifted else
-               "solved a different kernel: the answer is optimal for K + I/C, not K (a diagonal I/C was added)")
+               "solves the problem for the kernel K instead of K + I/C (the I/C of the modified kernel, "
+               "000 eq. (2), was left out)" if shifted else
+               "solves the problem for the kernel K + I/C instead of K (a diagonal I/C was added)")
     return probe
+
+
+def _average_margin_b(tube: bool) -> Callable:
+    """The bias of a common slip (:attr:`Spec.average_b`): the average of ``y_i - W.Phi(x_i)`` (epsilon-SVR:
+    ``y_i - W.Phi(x_i) - epsilon sign(alpha_i)``) over every support vector (``|alpha_i| > 1e-8 C``), bounded ones
+    included."""
+    def average(inst, ans, r):
+        alpha = ans.get("alpha")
+        if alpha is None or r.coef is None:
+            return None
+        alpha = np.asarray(alpha, dtype=float)
+        sv = np.abs(alpha) > 1e-8 * inst.hyper["C"]  # an interior-point answer leaves zeros a rounding above 0
+        if not np.any(sv):
+            return None
+        z = inst.y - inst.K @ r.coef
+        if tube:
+            z = z - inst.hyper["epsilon"] * np.sign(alpha)
+        return float(np.mean(z[sv]))
+    return average
+
+
+def _rls_penalty(spec, inst, ans, r, values, tol, tols, failing) -> str:
+    """RLS with the penalty ``gamma' ||c||^2`` instead of ``gamma c'Kc`` (001 eq. (7)): its stationarity
+    ``K (Kc - y) + m gamma' c = 0``, with ``gamma'`` by least squares, within ``tol`` relative to the larger of its
+    two terms (or within the rounding of ``K (Kc - y)``)."""
+    c = np.asarray(ans["c"], dtype=float)
+    K, y, m = inst.K, inst.y, inst.N
+    g = K @ (K @ c - y)
+    cc = float(c @ c)
+    if cc <= 0:
+        return ""
+    gam = -float(c @ g) / (m * cc)
+    if not (gam > 0 and np.isfinite(gam)):
+        return ""
+    res = g + m * gam * c
+    # relative to its two terms (at a solution they cancel; the rounding of each is that of K(Kc - y))
+    scale = max(float(np.max(np.abs(g))), m * gam * float(np.max(np.abs(c))))
+    floor = kkt.rounding(m, float(np.max(np.abs(K) @ (np.abs(K) @ np.abs(c) + np.abs(y)))))
+    rel = float(np.max(np.abs(res))) / scale if scale > 0 else 0.0
+    if not (rel <= tol or float(np.max(np.abs(res))) <= floor):
+        return ""
+    return (f"solves RLS with the penalty gamma' ||c||^2 instead of gamma c'Kc (001 eq. (7)), with gamma' = {gam:.6g}: "
+            f"its stationarity K(Kc - y) + m gamma' c = 0 holds to {rel:.1e} (relative); the RKHS norm of f is c'Kc")
 
 
 # ------------------------------------------------------------------------------ the table
@@ -442,6 +504,7 @@ def _box_dual(name: str, *, absolute: bool = False, saturating: bool = False, sw
         probes=(_C_probe("alpha" if saturating else None), _kernel_probe(kkt.BOX_DUALS[name].shift)),
         swap=swap,
         b_average_hint=saturating,
+        average_b=_average_margin_b(False) if saturating else None,
     )
 
 
@@ -503,6 +566,7 @@ _SPECS = (
         data_hyper=_hyper_gamma,
         transforms=_rls_transforms,
         probes=(_gamma_probe,),
+        causes=(_rls_penalty,),
         has_b=False,
         stationarity_words="stationarity",
     ),
@@ -542,6 +606,7 @@ _SPECS = (
         probes=(_C_probe("alpha"), _epsilon_probe),
         instance_keywords=("epsilon",),
         b_average_hint=True,
+        average_b=_average_margin_b(True),
         equality_words="sum(alpha) != 0",
     ),
 )

@@ -51,6 +51,8 @@ _POLL_SLICE = 0.1
 OUTPUT_KEEP_LINES = 1000
 #: Characters kept of one line of a solver's output.
 OUTPUT_LINE_CHARS = 1000
+#: Distinct warnings (category and message) recorded per call, each with its count; the others are only counted.
+WARNINGS_KEEP = 20
 
 
 @dataclass
@@ -60,7 +62,8 @@ class Outcome:
     ``kind``: ``"ok"`` (``value`` is the answer), ``"raised"`` (``message`` "TypeName: text", ``traceback``
     the exception's traceback from the solver's frame down), ``"timeout"`` (killed after ``timeout`` s),
     ``"died"`` (the worker process ended without an answer: ``message`` has its exit code). ``warnings``:
-    ``(category name, message)`` of the warnings it issued. ``output``: what it printed (standard output and
+    ``(category name, message, count)`` of the distinct warnings it issued (at most :data:`WARNINGS_KEEP`, in the
+    order they first came), ``warnings_total`` how many it issued in all. ``output``: what it printed (standard output and
     error together; at most :data:`OUTPUT_KEEP_LINES` lines, the middle left out and said so), ``output_lines``
     how many lines it printed in all.
     """
@@ -70,6 +73,7 @@ class Outcome:
     message: str = ""
     time: float = float("nan")
     warnings: list = field(default_factory=list)
+    warnings_total: int = 0
     traceback: str = ""
     output: str = ""
     output_lines: int = 0
@@ -156,20 +160,48 @@ def read_output(path: str) -> tuple[str, int]:
     return "\n".join(lines), count
 
 
+class _Tally:
+    """Counts the warnings of one call and keeps the first :data:`WARNINGS_KEEP` distinct ones with their counts.
+
+    It replaces ``warnings.showwarning`` while the solver runs: a solver that warns in its inner loop (hundreds of
+    thousands of times) costs a counter increment per warning, not a record kept and sent back."""
+
+    def __init__(self):
+        self.counts: dict = {}
+        self.total = 0
+
+    def __call__(self, message, category, filename, lineno, file=None, line=None):
+        self.total += 1
+        key = (category.__name__, str(message))
+        if key in self.counts:
+            self.counts[key] += 1
+        elif len(self.counts) < WARNINGS_KEEP:
+            self.counts[key] = 1
+
+    def items(self) -> list:
+        return [(cat, msg, n) for (cat, msg), n in self.counts.items()]
+
+
 def _call(solver, args, kwargs, output: str | None = None) -> Outcome:
-    """Call the solver, its warnings recorded and its output captured into the file ``output``."""
-    with warnings.catch_warnings(record=True) as caught, _captured(output):
+    """Call the solver, its warnings counted (:class:`_Tally`) and its output captured into the file ``output``.
+
+    ``SystemExit`` raised by the solver (``sys.exit``) is an error of the solver, not the end of verify."""
+    tally = _Tally()
+    with warnings.catch_warnings(), _captured(output):
         warnings.simplefilter("always")
+        warnings.showwarning = tally
         t0 = time.perf_counter()
         try:
             out = solver(*args, **kwargs)
-        except Exception as exc:  # the user's code: any exception is a verdict, not a crash
+        except (Exception, SystemExit) as exc:  # the user's code: any exception is a verdict, not a crash
             elapsed = time.perf_counter() - t0
             tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__.tb_next))
-            return Outcome("raised", message=f"{type(exc).__name__}: {exc}", time=elapsed, traceback=tb,
-                           warnings=[(w.category.__name__, str(w.message)) for w in caught])
+            msg = (f"SystemExit: the solver called sys.exit({exc.code!r})" if isinstance(exc, SystemExit)
+                   else f"{type(exc).__name__}: {exc}")
+            return Outcome("raised", message=msg, time=elapsed, traceback=tb, warnings=tally.items(),
+                           warnings_total=tally.total)
         elapsed = time.perf_counter() - t0
-    return Outcome("ok", out, time=elapsed, warnings=[(w.category.__name__, str(w.message)) for w in caught])
+    return Outcome("ok", out, time=elapsed, warnings=tally.items(), warnings_total=tally.total)
 
 
 def _portable(out):
