@@ -51,13 +51,15 @@ at ``tol`` means every reported error is at most ``tol`` in its unit: the object
 ``|objective*|``), the duality gap, box and equality (relative), the KKT residuals in the solution's units
 (``stationarity``, ``kkt_absolute``: the natural residual, margin units for classification, ``max|y|`` for
 regression; an interior-point answer is charged for its distance to the bounds, not for the gradient), ``b``
-(``b_gap``, its distance from the reference's optimal interval) and the decision values on the training and
-held-out points
-(``decision_gap``). A comparison with the reference is only judged as far as the reference resolves it
+(``b_gap``, its distance from the reference's optimal interval) and the decision values ``f = W.Phi(x) + b`` on the
+training and held-out points (``decision_gap``; the difference of ``W.Phi(x)`` alone is reported as ``bias_free_gap``,
+not judged). A comparison with the reference is only judged as far as the reference resolves it
 (:func:`svmref.verify.reference.resolution`): otherwise the verdict is ``unresolved``, never a pass or fail.
 
-A failed instance also gets diagnoses in plain words, most severe first ("b is wrong" with its KKT
-interval, "box violated", "y'alpha != 0", "not optimal (objective gap ...)", "solved a different C"),
+A failed instance also gets diagnoses in plain words, the cause first (the solver's own status or warning, "solves
+the problem with C = ... instead", "... for K rounded to float32", "stopped early", or "verify does not know the
+cause"), then the facts ("b is wrong for the answer's own alpha" with its KKT interval, "box violated",
+"y'alpha != 0", "not optimal (objective gap ...)"),
 the smallest one-digit ``tol < 1`` at which it would pass, confirmed by re-checking (``would_pass_at_tol``; the report's
 ``suite_tol`` for the whole suite), and ``hint: ...`` when it passes after a known convention change
 (``alpha -> y * alpha``, ``b -> -b``, a scaling, the neighbouring formulation).

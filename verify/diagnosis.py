@@ -430,11 +430,10 @@ def _added_diagonal(spec, inst, ans, r, values, tol, tols, failing) -> str:
 
 def other_problem(spec, inst, ans: dict, r, values: dict, tol: float, tols: dict, failing: set | None = None) -> str:
     """"solves ... instead" when the answer satisfies every KKT condition of another problem (empty when none):
-    a bias left out or regularised, K in float32, the entry's ``causes`` (RLS's other penalty), a diagonal added
-    to K, and the entry's
+    a bias left out or regularised, K in float32, the entry's ``causes`` (RLS's other penalty), the entry's
     ``probes`` (another C, gamma, epsilon; ``K + I/C`` either way; not for a near miss, every failed residual within
     100 x its tolerance: an answer optimal for C with every alpha_i below some C' < C is also optimal for C', so a
-    slightly inaccurate answer often "fits" a smaller C better than its own)."""
+    slightly inaccurate answer often "fits" a smaller C better than its own), then a diagonal added to K."""
     failing = bad(values, tols) if failing is None else failing
     if not (failing and spec.advice):
         return ""
@@ -448,14 +447,11 @@ def other_problem(spec, inst, ans: dict, r, values: dict, tol: float, tols: dict
                     for k in failing if k in tols)
     if near_miss:
         return ""
-    words = _added_diagonal(spec, inst, ans, r, values, tol, tols, failing)
-    if words:
-        return words
     for probe in spec.probes:
         for change, message in probe(inst, ans):
             if _solves(spec, inst, ans, tol, tols, **change) is not None:
                 return message
-    return ""
+    return _added_diagonal(spec, inst, ans, r, values, tol, tols, failing)
 
 
 def hints(spec, inst, ans: dict, ref, tol: float, tols: dict) -> list[str]:

@@ -48,8 +48,9 @@ class Record:
     (:func:`svmref.verify.reference.resolution`).
     ``verdict`` "timeout": no answer within ``check(..., timeout=)`` seconds (``passed`` False).
 
-    For a failed instance: ``diagnoses`` in plain words, most severe first ("b is wrong ...",
-    "box violated ...", "y'alpha != 0 ...", "not optimal (objective gap ...)", "solved a different C ...");
+    For a failed instance: ``diagnoses`` in plain words, the cause first (the solver's own status or warning,
+    "solves the problem with C = ... instead", "stopped early", or "verify does not know the cause"), then the facts
+    ("b is wrong for the answer's own alpha ...", "box violated ...", "y'alpha != 0 ...", "not optimal (...)");
     ``hints`` ("hint: the answer passes after alpha -> y * alpha"); ``would_pass_at_tol`` the smallest
     one-digit ``tol < 1`` at which it would pass, confirmed by re-checking (None: none below 1, or an
     error/timeout). ``solver_tol``: the ``tol`` verify passed to the solver (None when it did not). ``b_interval``:
