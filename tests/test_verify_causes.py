@@ -1,4 +1,4 @@
-"""verify's words name the cause that is there (issue 41): each case seen in the field, kept as a test.
+"""verify's words name the cause that is there: each case seen in the field, kept as a test.
 
 1. what the solver said comes first (a status, a ConvergenceWarning, "reaching max number of iterations");
 2. the decision gap judged is that of f = W.Phi(x) + b (W.Phi(x) alone is reported, not judged);

@@ -14,7 +14,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-__all__ = ["BadAnswer", "PlainAnswer", "ATTRIBUTES", "alpha_b", "coefficients", "features", "get", "attribute_names"]
+__all__ = ["BadAnswer", "DifferentProblem", "PlainAnswer", "ATTRIBUTES", "alpha_b", "coefficients", "features", "get",
+           "attribute_names"]
 
 #: The attributes the readers below look for (and ``status``, which the report notes): what the worker
 #: process sends back of an answer that cannot be pickled.
@@ -96,6 +97,11 @@ def unusable(out, accepted: tuple[str, ...], contract: str) -> BadAnswer:
 
 class BadAnswer(Exception):
     """The solver's answer cannot be used (wrong type, length, NaN); the message says why."""
+
+
+class DifferentProblem(BadAnswer):
+    """The answer is that of another problem than the formulation's, known from how it was made (a linear model that
+    puts its intercept in the penalty); the verdict is "different problem", neither a pass nor a fail."""
 
 
 def vector(v, name: str, n: int) -> np.ndarray:

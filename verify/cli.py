@@ -14,13 +14,15 @@ import contextlib
 import os
 import sys
 
+import numpy as np
+
 from svmref._validation import check_kernel_memory
 from svmref.cli import ArgumentParser, UsageError, check_number, check_writable, make_parent
 
 from . import specs
 from .core import DEFAULT_TOL, SignatureError, check, check_signature, tol_parameter
 from .data import check_targets, scale_columns
-from .instances import SCALABLE, SUITES, from_data, load_csv, suite
+from .instances import SCALABLE, SUITES, from_data, load_csv, standardise_split, suite
 from .loader import SpecError, load_spec, parse_spec
 from .report import Record, Report
 
@@ -55,13 +57,20 @@ A failed row is followed by its diagnoses, the tolerance it would pass at, and a
 What the solver prints is captured per instance (in --json as solver_output), as is the
 traceback of an exception it raises; --verbose prints both under each row.
 
-Exit status: 0 all instances pass, 1 any fails or times out, 2 usage error (bad option,
+Exit status: 0 all instances judged pass (at least one judged), 1 any fails or times out, or none
+was judged (not convex, no reference, unresolved, different problem), 2 usage error (bad option,
 unwritable --json, unreadable --data, SPEC not importable, wrong solver signature),
 130 interrupted by Ctrl-C (the rows that finished and a partial verdict are printed),
 141 standard output closed by its reader (e.g. '| head'): verify stops quietly.
 
-Example:
+An estimator (scikit-learn's conventions) is judged on raw X with --estimator MODULE:CLASS:
+built with each instance's kernel (gamma = 1/sigma^2, ...) and hyperparameters, fitted, its dual
+solution read from dual_coef_, support_ and intercept_; --param NAME=VALUE sets its own parameters.
+With --data and more than two classes, each one-vs-one pair is judged as its own binary problem.
+
+Examples:
   svmref verify my_solver.py:solve --formulation least_1norm_svm --suite quick --json out.json
+  svmref verify --estimator sklearn.svm:SVC --formulation l1_svm --suite standard --param cache_size=500
 """
 
 
@@ -96,6 +105,12 @@ def _parser() -> argparse.ArgumentParser:
                    help="tube half-width for --data with --formulation svr (default 0.1, in the units of the targets)")
     p.add_argument("--json", metavar="PATH", help="also write the records as JSON to PATH ('-': standard output, "
                    "and the table goes to standard error)")
+    p.add_argument("--estimator", metavar="MODULE:CLASS",
+                   help="judge an estimator on raw X instead of a function: built with each instance's kernel and "
+                   "hyperparameters in its own conventions (scikit-learn's), fitted, its dual solution read from "
+                   "dual_coef_, support_, intercept_")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="a parameter of the estimator (repeatable; VALUE a Python literal, else a string)")
     p.add_argument("--list", action="store_true", help="print every built-in solver as 'SPEC formulation' and exit")
     p.add_argument("--all", action="store_true",
                    help="check every built-in solver against every formulation it serves (the health report)")
@@ -294,8 +309,74 @@ def _run_all(args, opts, on_record) -> Report:
     return report
 
 
+def _params(items: list[str]) -> dict:
+    """``--param NAME=VALUE`` as a dict: VALUE a Python literal (``1e-3``, ``True``, ``'rbf'``), else the string."""
+    import ast
+
+    out = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip().isidentifier():
+            raise UsageError(f"--param must look like NAME=VALUE (e.g. --param cache_size=500); got {item!r}")
+        try:
+            out[name.strip()] = ast.literal_eval(value.strip())
+        except (ValueError, SyntaxError):
+            out[name.strip()] = value.strip()
+    return out
+
+
+def _estimator_instances(args, opts, formulation):
+    """The suite, or --data: two classes give one instance, more give one per one-vs-one pair."""
+    from .estimators import pair_instances
+
+    if args.data is None or not specs.SPECS[formulation].classification:
+        return _instances(args, opts, formulation)
+    try:
+        X, y = load_csv(args.data)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return _instances(args, opts, formulation)  # which says what is wrong with the file
+    if np.unique(y).size <= 2:
+        return _instances(args, opts, formulation)
+    Xs, tr, te = standardise_split(scale_columns(X))
+    sigma = opts["sigma"] if opts["sigma"] else float(np.sqrt(X.shape[1]))
+    name = "data-" + os.path.splitext(os.path.basename(args.data))[0]
+    return pair_instances(Xs[tr], y[tr], Xs[te], formulation, C=opts["C"], kernel="rbf",
+                          kernel_params={"sigma": sigma}, name=name)
+
+
+def _run_estimator(args, opts) -> int:
+    """``--estimator MODULE:CLASS``: the estimator judged on raw X, on a suite or on --data."""
+    from .estimators import check_estimator
+
+    if args.spec or args.all:
+        raise UsageError("give either SPEC, --all or --estimator, not two of them")
+    if not args.formulation:
+        raise UsageError(f"--formulation is required with --estimator (one of {', '.join(_formulation_names())})")
+    try:
+        cls = load_spec(args.estimator)
+    except SpecError as exc:
+        raise UsageError(str(exc).replace("SPEC", "--estimator")) from None
+    params = _params(args.param)
+    insts = _estimator_instances(args, opts, args.formulation)
+    try:
+        check_estimator(cls, args.formulation, [], opts["tol"], params=params)  # the parameters, before any output
+    except ValueError as exc:
+        raise UsageError(str(exc).replace("params: ", "--param: ")) from None
+    on_record = _printer(args)
+    on_record()
+    report = check_estimator(cls, args.formulation, insts, opts["tol"], params=params, name=args.estimator,
+                             timeout=opts["timeout"], on_record=on_record)
+    for msg in report.skipped:
+        print(f"SKIP {msg}", file=sys.stderr)
+    return _finish(report, args, opts)
+
+
 def _run(args, opts) -> int:
     """Check the arguments that need the formulation, then run SPEC (or every built-in) and print the report."""
+    if args.estimator is not None:
+        return _run_estimator(args, opts)
+    if args.param:
+        raise UsageError("--param goes with --estimator")
     on_record = _printer(args)
     if args.all:
         if args.spec:
@@ -349,7 +430,7 @@ def _finish(report, args, opts) -> int:
             return 2
     if report.interrupted:
         return 130
-    return 0 if report.passed and len(report) else 1
+    return 0 if report.passed and report.judged else 1
 
 
 if __name__ == "__main__":  # pragma: no cover

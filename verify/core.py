@@ -274,6 +274,14 @@ def _call(runner, spec, inst, tol, options, rec: Record, param: str | None = Non
     if res.warnings_total > kept:
         rec.notes.append(f"the solver issued {res.warnings_total} warnings; the first {len(res.warnings)} distinct "
                          f"ones are kept with their counts ({kept}), the others only counted")
+    if res.kind == "raised" and res.message.startswith("DifferentProblem: "):  # known from how the answer was made
+        rec.passed, rec.verdict, rec.reason = None, "different problem", res.message[len("DifferentProblem: "):]
+        rec.traceback = ""
+        return None
+    if res.kind == "raised" and res.message.startswith("BadAnswer: "):  # an estimator's state that cannot be read
+        _unusable(rec, "error", "unusable answer: " + res.message[len("BadAnswer: "):])
+        rec.traceback = ""
+        return None
     if res.kind != "ok":
         _unusable(rec, "timeout" if res.kind == "timeout" else "error",
                   f"solver raised {res.message}" if res.kind == "raised" else res.message)

@@ -27,7 +27,8 @@ import numpy as np
 from . import specs
 from .data import SUITES, SVR_EPSILON, SVR_EPSILONS, Instance, load_csv
 
-__all__ = ["Instance", "SUITES", "SCALABLE", "suite", "TASK", "load_csv", "from_data", "SVR_EPSILON", "SVR_EPSILONS"]
+__all__ = ["Instance", "SUITES", "SCALABLE", "suite", "TASK", "load_csv", "from_data", "standardise_split", "SVR_EPSILON",
+           "SVR_EPSILONS"]
 
 #: What each formulation takes: "box" (K, y, C), "regression" (K, targets, C), "rls" (K, y, gamma),
 #: "features" (X, y, C, mu), "svr" (K, targets, C, epsilon=...; the epsilon-SVR). Each entry's ``kind``.
@@ -72,6 +73,21 @@ def _two_classes(y: np.ndarray, formulation: str) -> np.ndarray:
     return np.where(y == labels[1], 1.0, -1.0)
 
 
+def standardise_split(X, test_fraction: float = 0.2, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(X standardised, training rows, held-out rows)`` as :func:`from_data` makes them: each column scaled by a power
+    of two, then to mean 0 and standard deviation 1 (constant columns left at 0); a seeded random ``test_fraction``
+    (at least 1, at most 500 patterns) held out."""
+    X = np.asarray(X, dtype=float)
+    if X.size:  # each column by a power of two first (as verify.data.scale_columns): no overflow near the float
+        X = np.ldexp(X, -np.frexp(np.max(np.abs(X), axis=0))[1][None, :])  # range, bit for bit the same otherwise
+    sd = X.std(axis=0)
+    X = (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(X.shape[0])
+    n_test = min(500, max(1, int(round(test_fraction * X.shape[0]))))
+    return X, perm[n_test:], perm[:n_test]
+
+
 def from_data(X, y, formulation: str, *, C: float = 1.0, mu: float = 0.5, sigma: float | None = None,
               kernel: str = "rbf", test_fraction: float = 0.2, seed: int = 0, name: str = "data",
               epsilon: float = SVR_EPSILON) -> Instance:
@@ -85,18 +101,10 @@ def from_data(X, y, formulation: str, *, C: float = 1.0, mu: float = 0.5, sigma:
     ``gamma = 1/(C N)``; ``svr`` uses ``C`` and ``epsilon`` (in the units of ``y``, which are left as given).
     """
     spec = specs.SPECS[formulation]
-    X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
     if spec.classification:
         y = _two_classes(y, formulation)
-    if X.size:  # each column by a power of two first (as verify.data.scale_columns): no overflow near the float
-        X = np.ldexp(X, -np.frexp(np.max(np.abs(X), axis=0))[1][None, :])  # range, bit for bit the same otherwise
-    sd = X.std(axis=0)
-    X = (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
-    rng = np.random.default_rng(seed)
-    perm = rng.permutation(X.shape[0])
-    n_test = min(500, max(1, int(round(test_fraction * X.shape[0]))))
-    te, tr = perm[:n_test], perm[n_test:]
+    X, tr, te = standardise_split(X, test_fraction, seed)
     if spec.classification and np.unique(y[tr]).size < 2:
         raise ValueError("the training part has one class only; give more rows of the other class")
     if spec.on_features:

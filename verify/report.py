@@ -46,7 +46,9 @@ class Record:
     unit; ``nan`` when verify derived ``b``): see :data:`verify.TOLERANCES`. ``residuals`` holds each residual
     by name; ``reference_resolution`` how far the reference resolves each comparison
     (:func:`svmref.verify.reference.resolution`).
-    ``verdict`` "timeout": no answer within ``check(..., timeout=)`` seconds (``passed`` False).
+    ``verdict`` "timeout": no answer within ``check(..., timeout=)`` seconds (``passed`` False). ``verdict``
+    "different problem" (``passed`` None): the answer is known, from how it was made, to solve another problem (a
+    linear model with its intercept in the penalty, :mod:`svmref.verify.estimators`).
 
     For a failed instance: ``diagnoses`` in plain words, the cause first (the solver's own status or warning,
     "solves the problem with C = ... instead", "stopped early", or "verify does not know the cause"), then the facts
@@ -233,6 +235,13 @@ class Report:
         return all(r.passed is not False for r in self.records)
 
     @property
+    def judged(self) -> int:
+        """How many instances were judged (pass or fail; not "not convex", "no reference", "unresolved" or "different
+        problem"). A report that passed with none judged is no evidence: its summary says NOT JUDGED, and the command
+        line exits 1."""
+        return sum(r.passed is not None for r in self.records)
+
+    @property
     def failures(self) -> list[Record]:
         return [r for r in self.records if r.passed is False]
 
@@ -260,6 +269,7 @@ class Report:
             "not_convex": sum(r.verdict == "not convex" for r in self.records),
             "no_reference": sum(r.verdict == "no reference" for r in self.records),
             "unresolved": sum(r.verdict == "unresolved" for r in self.records),
+            "different_problem": sum(r.verdict == "different problem" for r in self.records),
             "success_rate": (n_pass / len(judged)) if judged else float("nan"),
             "time_sgm": shifted_geometric_mean([r.time for r in self.records], TIME_SHIFT),
             "objective_gap_sgm": shifted_geometric_mean([r.objective_gap for r in self.records], RESIDUAL_SHIFT),
@@ -301,6 +311,7 @@ class Report:
                + (f", {s['not_convex']} not judged (reference not convex)" if s["not_convex"] else "")
                + (f", {s['no_reference']} not judged (the reference solver failed)" if s["no_reference"] else "")
                + (f", {s['unresolved']} not judged (the reference cannot resolve tol)" if s["unresolved"] else "")
+               + (f", {s['different_problem']} not judged (a different problem)" if s["different_problem"] else "")
                + f" at tol = {self.tol:g}; shifted geometric means: time {_f(s['time_sgm']).strip()} s, "
                f"objective gap {_f(s['objective_gap_sgm']).strip()}, KKT {_f(s['kkt_violation_sgm']).strip()}, "
                f"duality gap {_f(s['duality_gap_sgm']).strip()}")
@@ -329,7 +340,11 @@ class Report:
             done = len(self.records)
             total = f" of {self.planned}" if self.planned is not None else ""
             out += f"\ninterrupted (Ctrl-C) after {done}{total} instance(s): the verdict covers only those"
-        out += "\nverdict: " + ("PASS" if self.passed else "FAIL") + (" (partial)" if self.interrupted else "")
+        if self.passed and self.records and not self.judged:
+            out += ("\nverdict: NOT JUDGED (no instance was judged: " + ", ".join(sorted({r.verdict for r in self.records}))
+                    + "; no evidence either way)")
+        else:
+            out += "\nverdict: " + ("PASS" if self.passed else "FAIL") + (" (partial)" if self.interrupted else "")
         return out
 
     def _hidden(self, s: dict) -> str:

@@ -19,7 +19,7 @@ import numpy as np
 
 from svmref._validation import check_nonnegative
 
-from . import answers, data, kkt
+from . import answers, data, kkt, ovo
 from . import reference as R
 
 __all__ = ["Spec", "SPECS", "get", "names"]
@@ -77,6 +77,13 @@ class Spec:
     average_b : callable or None
         ``average_b(inst, ans, r) -> float | None``: the bias that slip computes, the average over every support
         vector (``alpha_i != 0``), bounded ones included, of the ``b`` that would put pattern ``i`` on its margin.
+    estimator_params : callable or None
+        ``estimator_params(inst) -> dict``: the instance's hyperparameters in scikit-learn's names (``C``; ``epsilon``;
+        KernelRidge's ``alpha = m gamma`` for RLS), for an estimator judged on raw X
+        (:func:`svmref.verify.estimators.check_estimator`); None: no estimator convention.
+    read_fitted : callable or None
+        ``read_fitted(est, inst) -> answer``: the answer in the contract's form, read from a fitted estimator's state
+        (``dual_coef_``, ``support_``, ``intercept_``; one pair of a one-vs-one model, :mod:`svmref.verify.ovo`).
     causes : tuple of callables
         ``cause(spec, inst, ans, r, values, tol, tols, failing) -> str``: other problems of this formulation that a
         wrong answer may solve exactly, tried by :func:`svmref.verify.diagnosis.other_problem` ("solves ...
@@ -114,6 +121,8 @@ class Spec:
     advice: bool = True
     b_average_hint: bool = False
     average_b: Callable | None = None
+    estimator_params: Callable | None = None
+    read_fitted: Callable | None = None
     causes: tuple = ()
     equality_words: str = "y'alpha != 0"
     stationarity_words: str = "b-free KKT residual (maximal violating pair)"
@@ -474,6 +483,100 @@ def _rls_penalty(spec, inst, ans, r, values, tol, tols, failing) -> str:
             f"its stationarity K(Kc - y) + m gamma' c = 0 holds to {rel:.1e} (relative); the RKHS norm of f is c'Kc")
 
 
+# ------------------------------------------------------------------------------ estimators (scikit-learn's conventions)
+
+
+def _params_C(inst) -> dict:
+    return {"C": float(inst.hyper["C"])}
+
+
+def _params_C_epsilon(inst) -> dict:
+    return {"C": float(inst.hyper["C"]), "epsilon": float(inst.hyper["epsilon"])}
+
+
+def _params_rls(inst) -> dict:
+    """KernelRidge solves ``(K + alpha I) c = y``; 001 eq. (8) is ``(K + m gamma I) c = y``: ``alpha = m gamma``."""
+    return {"alpha": float(inst.N * inst.hyper["gamma"])}
+
+
+def _linear_model(est, what: str) -> answers.DifferentProblem:
+    """A fitted linear model (``coef_``, no ``dual_coef_``): scikit-learn's ``LinearSVC``/``LinearSVR`` and LIBLINEAR
+    put the intercept in the penalty (``intercept_scaling``; LIBLINEAR's ``-B``): a regularised bias."""
+    name = type(est).__name__
+    scaling = getattr(est, "intercept_scaling", None)
+    bias = ("" if not getattr(est, "fit_intercept", True) else
+            f" with the intercept in the penalty (a regularised bias: 1/2 b^2 / B^2 added to the primal, B = "
+            f"intercept_scaling = {scaling!r})" if scaling is not None else " with its own intercept")
+    return answers.DifferentProblem(f"{name} is a linear model (coef_, no dual_coef_) that solves its problem{bias}, "
+                                    f"a different problem from {what}: verify has no reference for it")
+
+
+def _pair_rows(est, inst) -> tuple[np.ndarray, np.ndarray, float]:
+    """The support vectors of the instance's binary problem, as its row numbers, their ``y_t alpha_t`` and ``b``: the
+    whole binary model, or one pair of a one-vs-one model fitted on more classes (``inst.pair``, ``inst.rows``)."""
+    support = np.asarray(est.support_, dtype=int)
+    dual = np.atleast_2d(np.asarray(est.dual_coef_, dtype=float))
+    intercept = np.ravel(np.asarray(getattr(est, "intercept_", [0.0]), dtype=float))
+    pair = getattr(inst, "pair", None)
+    if pair is None:
+        classes = np.asarray(getattr(est, "classes_", [-1.0, 1.0]), dtype=float)
+        if classes.size != 2 or not np.array_equal(classes, [-1.0, 1.0]):
+            raise answers.BadAnswer(f"the fitted estimator has the classes {classes.tolist()}; a binary instance has "
+                                    "the labels -1 and +1")
+        return support, dual[0], float(intercept[0])
+    local, c, b = ovo.pair_coefficients(est.n_support_, dual, intercept, *pair)
+    where = {int(r): t for t, r in enumerate(inst.rows)}  # a row of the whole training set -> its row in the pair
+    try:
+        pos = np.array([where[int(r)] for r in support[local]], dtype=int)
+    except KeyError:
+        raise answers.BadAnswer(f"pair {pair}: a support vector is not a pattern of the pair's two classes") from None
+    return pos, c, b
+
+
+def _read_dual(classification: bool, what: str) -> Callable:
+    """``(alpha, b)`` from ``dual_coef_`` (``y_t alpha_t`` for a classifier, in LIBSVM's layout), ``support_`` and
+    ``intercept_`` (scikit-learn's ``SVC``, ``SVR`` and the classes that follow them)."""
+    def read(est, inst):
+        if getattr(est, "dual_coef_", None) is None:
+            if getattr(est, "coef_", None) is not None:
+                raise _linear_model(est, what)
+            raise answers.BadAnswer(f"the fitted {type(est).__name__} has no dual_coef_ (nor coef_): verify reads the "
+                                    "dual solution from dual_coef_, support_ and intercept_")
+        alpha = np.zeros(inst.N)
+        if classification:
+            pos, c, b = _pair_rows(est, inst)
+            alpha[pos] = c * inst.y[pos]
+            return alpha, b
+        dual = np.ravel(np.asarray(est.dual_coef_, dtype=float))
+        support = getattr(est, "support_", None)
+        if support is None:
+            alpha = dual
+        else:
+            alpha[np.asarray(support, dtype=int)] = dual
+        intercept = getattr(est, "intercept_", None)
+        return alpha, (None if intercept is None else float(np.ravel(intercept)[0]))
+    return read
+
+
+def _read_rls(est, inst):
+    """``c`` from KernelRidge's ``dual_coef_`` (001 eq. (9): ``f(x) = sum_i c_i k(x_i, x)``, no bias)."""
+    c = getattr(est, "dual_coef_", None)
+    if c is None:
+        raise answers.BadAnswer(f"the fitted {type(est).__name__} has no dual_coef_: verify reads RLS's c from it")
+    if np.any(np.ravel(getattr(est, "intercept_", 0.0)) != 0):
+        raise answers.DifferentProblem(f"{type(est).__name__} fitted an intercept; RLS (001 eq. (7)) has none")
+    return np.ravel(np.asarray(c, dtype=float))
+
+
+def _read_features(est, inst):
+    """The primal ``a, b`` from ``coef_`` and ``intercept_`` (003 eq. (5): ``f(x) = a'x + b``)."""
+    if getattr(est, "coef_", None) is None:
+        raise answers.BadAnswer(f"the fitted {type(est).__name__} has no coef_: verify reads the support features "
+                                "machine's a and b from coef_ and intercept_")
+    return {"a": np.ravel(np.asarray(est.coef_, dtype=float)),
+            "b": float(np.ravel(getattr(est, "intercept_", [0.0]))[0])}
+
+
 # ------------------------------------------------------------------------------ the table
 
 
@@ -505,6 +608,8 @@ def _box_dual(name: str, *, absolute: bool = False, saturating: bool = False, sw
         swap=swap,
         b_average_hint=saturating,
         average_b=_average_margin_b(False) if saturating else None,
+        estimator_params=_params_C,
+        read_fitted=_read_dual(True, name),
     )
 
 
@@ -531,6 +636,8 @@ _SPECS = (
         probes=(_C_probe(None), _kernel_probe(kkt.BOX_DUALS["ls_svm_regression"].shift)),
         swap=("ls_svm", "alpha is in the classification convention: return y * alpha"),
         equality_words="sum(alpha) != 0",
+        estimator_params=_params_C,
+        read_fitted=_read_dual(False, "ls_svm_regression"),
     ),
     Spec(
         name="sparse_ls_svm",
@@ -548,6 +655,8 @@ _SPECS = (
         transforms=_no_transforms,
         cache_reference=False,
         advice=False,
+        estimator_params=_params_C,
+        read_fitted=_read_dual(False, "sparse_ls_svm"),
         equality_words="sum(alpha) != 0",
         stationarity_words="stationarity",
     ),
@@ -567,6 +676,8 @@ _SPECS = (
         transforms=_rls_transforms,
         probes=(_gamma_probe,),
         causes=(_rls_penalty,),
+        estimator_params=_params_rls,
+        read_fitted=_read_rls,
         has_b=False,
         stationarity_words="stationarity",
     ),
@@ -587,6 +698,8 @@ _SPECS = (
         probes=(_C_probe("lam"),),
         on_features=True,
         b_average_hint=True,
+        estimator_params=_params_C,
+        read_fitted=_read_features,
         equality_words="y'lam != 0",
     ),
     Spec(
@@ -607,6 +720,8 @@ _SPECS = (
         instance_keywords=("epsilon",),
         b_average_hint=True,
         average_b=_average_margin_b(True),
+        estimator_params=_params_C_epsilon,
+        read_fitted=_read_dual(False, "svr"),
         equality_words="sum(alpha) != 0",
     ),
 )

@@ -8,6 +8,8 @@
   plain words ("b is wrong: ..."), the tolerance each would pass at and the hints. It returns the records.
 * :func:`parametrize_solver` is a ``pytest.mark.parametrize`` with one test per instance, its id the instance's
   name (scikit-learn's ``parametrize_with_checks`` does the same for estimators); each test calls ``check()``.
+* :func:`assert_estimator_solves` does the same for an estimator in scikit-learn's style, fitted on raw X
+  (:mod:`svmref.verify.estimators`).
 * :func:`check_instance` holds one instance against the reference: what a hypothesis test calls on each
   instance of :func:`svmref.testing.strategies.instances`.
 * :func:`save_instance` and :func:`load_instance` keep a hard instance found once as a JSON file, to be
@@ -29,8 +31,8 @@ from svmref.verify.specs import get as _spec
 
 from ._cases import Case, describe, hyper_keys, load_instance, save_instance
 
-__all__ = ["assert_solves", "check_instance", "parametrize_solver", "SolverCheck", "Case", "save_instance",
-           "load_instance"]
+__all__ = ["assert_solves", "assert_estimator_solves", "check_instance", "parametrize_solver", "SolverCheck", "Case",
+           "save_instance", "load_instance"]
 
 
 def _fits(inst: Instance, formulation: str, where: str) -> None:
@@ -132,6 +134,56 @@ def assert_solves(fn: Callable, formulation: str, *, suite="standard", tol: floa
         verdicts = ", ".join(f"{r.instance}: {r.verdict}" for r in report.records)
         raise AssertionError(f"no instance of {what} was judged ({verdicts}): this is no evidence that "
                              f"{report.records[0].solver} solves {formulation}")
+    return list(report.records)
+
+
+def assert_estimator_solves(estimator, formulation: str, *, suite="standard", tol: float = DEFAULT_TOL,
+                            params: dict | None = None, timeout: float | None = None, name: str | None = None,
+                            precomputed: bool = False) -> list[Record]:
+    """Assert that an estimator (scikit-learn's conventions) solves ``formulation`` on raw X, as
+    :func:`svmref.verify.estimators.check_estimator` judges it.
+
+    For each instance of ``suite`` the estimator is built with the instance's kernel and hyperparameters in its own
+    conventions (``gamma = 1/sigma^2``, ``C``, ``epsilon``; KernelRidge's ``alpha = m gamma`` for RLS) and ``params``,
+    fitted on raw ``X``, and its dual solution read from ``dual_coef_``, ``support_``, ``intercept_``.
+
+    Parameters
+    ----------
+    estimator : class or object
+        An estimator class, or an unfitted estimator (cloned).
+    formulation, suite, tol, timeout, name
+        As for :func:`assert_solves`.
+    params : dict, optional
+        The estimator's own parameters (they override what verify sets, its ``tol`` included).
+    precomputed : bool
+        Give it ``kernel="precomputed"`` and K instead of the named kernel.
+
+    Returns
+    -------
+    list of Record
+        One record per instance judged.
+
+    Raises
+    ------
+    AssertionError
+        Some instance failed, or none was judged (a linear model with its intercept in the penalty is "a different
+        problem"; an instance the estimator cannot take is skipped and named).
+    """
+    __tracebackhide__ = True
+    from svmref.verify.estimators import check_estimator
+
+    insts, what = _instances(suite, formulation)
+    report = check_estimator(estimator, formulation, insts, tol, params=params, name=name, timeout=timeout,
+                             precomputed=precomputed)
+    if report.interrupted:
+        raise KeyboardInterrupt
+    if not report.passed:
+        raise AssertionError(_message(report, formulation, what))
+    if not report.judged:
+        verdicts = ", ".join([f"{r.instance}: {r.verdict} ({r.reason[:200]})" for r in report.records]
+                             + [f"skipped {m}" for m in report.skipped])
+        raise AssertionError(f"no instance of {what} was judged ({verdicts}): this is no evidence that "
+                             f"{name or type(estimator).__name__} solves {formulation}")
     return list(report.records)
 
 
