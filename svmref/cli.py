@@ -5,6 +5,7 @@ so ``svmref --help`` stays fast:
 
 * ``svmref verify ...``  -> :func:`svmref.verify.cli.main`
 * ``svmref figure ...``  -> :func:`svmref.figures.cli.main`
+* ``svmref suite export ...`` -> :func:`svmref.verify.exchange.main`
 * ``svmref datasets``     lists the shipped data sets.
 
 Exit status of every subcommand: 0 success, 1 the work itself failed (a solver failed verification, a
@@ -28,6 +29,7 @@ _SUBCOMMANDS = {
     "verify": ("svmref.verify.cli", "hold a solver against the cvxpy reference and print a verdict with numbers"),
     "figure": ("svmref.figures.cli", "regenerate a figure of the papers (e.g. outlier-robustness, 000 Fig. 1)"),
     "table": ("svmref.figures.tables.cli", "reproduce a table of the papers next to the printed numbers (e.g. 000-table2)"),
+    "suite": ("svmref.verify.exchange", "export verify's instances for a solver in any language (svmref suite export DIR)"),
 }
 
 

@@ -68,6 +68,10 @@ built with each instance's kernel (gamma = 1/sigma^2, ...) and hyperparameters, 
 solution read from dual_coef_, support_ and intercept_; --param NAME=VALUE sets its own parameters.
 With --data and more than two classes, each one-vs-one pair is judged as its own binary problem.
 
+A program in any language: 'svmref suite export DIR -f F' writes the instances (DIR/NAME.npz and
+DIR/NAME.txt, described in DIR/manifest.json); the program writes DIR/answers/NAME.npz (alpha, b) or
+DIR/answers/NAME.txt (alpha one per line, then b); 'svmref verify --answers DIR' judges them.
+
 Examples:
   svmref verify my_solver.py:solve --formulation least_1norm_svm --suite quick --json out.json
   svmref verify --estimator sklearn.svm:SVC --formulation l1_svm --suite standard --param cache_size=500
@@ -109,6 +113,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="judge an estimator on raw X instead of a function: built with each instance's kernel and "
                    "hyperparameters in its own conventions (scikit-learn's), fitted, its dual solution read from "
                    "dual_coef_, support_, intercept_")
+    p.add_argument("--answers", metavar="DIR",
+                   help="judge the answers a program wrote to DIR/answers for the instances of 'svmref suite export DIR'")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="a parameter of the estimator (repeatable; VALUE a Python literal, else a string)")
     p.add_argument("--list", action="store_true", help="print every built-in solver as 'SPEC formulation' and exit")
@@ -371,20 +377,48 @@ def _run_estimator(args, opts) -> int:
     return _finish(report, args, opts)
 
 
+def _run_answers(args, opts) -> int:
+    """``--answers DIR``: the answers a program wrote for an exported suite (:mod:`svmref.verify.exchange`)."""
+    from .exchange import check_answers, load_exported
+
+    if args.spec or args.all or args.estimator:
+        raise UsageError("--answers goes alone: not with SPEC, --all or --estimator")
+    if args.data is not None or args.formulation is not None:
+        raise UsageError("--answers DIR reads the formulation and the instances from DIR/manifest.json: give no "
+                         "--formulation or --data")
+    try:
+        load_exported(args.answers)
+    except (OSError, ValueError, KeyError) as exc:
+        raise UsageError(f"--answers: {exc}") from None
+    on_record = _printer(args)
+    on_record()
+    report = check_answers(args.answers, opts["tol"], on_record=on_record)
+    for msg in report.skipped:
+        print(f"SKIP {msg}", file=sys.stderr)
+    return _finish(report, args, opts)
+
+
+def _all_alone(args) -> None:
+    """--all runs the built-in solvers: the options that name one solver or its data do not go with it."""
+    if args.spec:
+        raise UsageError("give either SPEC or --all, not both")
+    if args.data is not None:
+        raise UsageError("--data goes with one SPEC, not --all")
+    if args.solver_tol is not None:
+        raise UsageError("--solver-tol goes with one SPEC, not --all (the built-in solvers take tol)")
+
+
 def _run(args, opts) -> int:
     """Check the arguments that need the formulation, then run SPEC (or every built-in) and print the report."""
+    if args.answers is not None:
+        return _run_answers(args, opts)
     if args.estimator is not None:
         return _run_estimator(args, opts)
     if args.param:
         raise UsageError("--param goes with --estimator")
     on_record = _printer(args)
     if args.all:
-        if args.spec:
-            raise UsageError("give either SPEC or --all, not both")
-        if args.data is not None:
-            raise UsageError("--data goes with one SPEC, not --all")
-        if args.solver_tol is not None:
-            raise UsageError("--solver-tol goes with one SPEC, not --all (the built-in solvers take tol)")
+        _all_alone(args)
         return _finish(_run_all(args, opts, on_record), args, opts)
     if not args.spec:
         raise UsageError("SPEC is required (or --list / --all)")

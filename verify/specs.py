@@ -84,6 +84,12 @@ class Spec:
     read_fitted : callable or None
         ``read_fitted(est, inst) -> answer``: the answer in the contract's form, read from a fitted estimator's state
         (``dual_coef_``, ``support_``, ``intercept_``; one pair of a one-vs-one model, :mod:`svmref.verify.ovo`).
+    answer_words : str
+        What an answer of this formulation holds and how it makes the decision function, in words (the manifest of
+        ``svmref suite export``, :mod:`svmref.verify.exchange`).
+    answer_vector : str
+        The name of the answer's vector of length N (``alpha``; ``c`` for RLS, ``lam`` for the support features machine):
+        the numbers of an answer file in text, before ``b``.
     causes : tuple of callables
         ``cause(spec, inst, ans, r, values, tol, tols, failing) -> str``: other problems of this formulation that a
         wrong answer may solve exactly, tried by :func:`svmref.verify.diagnosis.other_problem` ("solves ...
@@ -123,6 +129,8 @@ class Spec:
     average_b: Callable | None = None
     estimator_params: Callable | None = None
     read_fitted: Callable | None = None
+    answer_words: str = "alpha (length N) and b: f(x) = sum_i alpha_i y_i k(x_i, x) + b"
+    answer_vector: str = "alpha"
     causes: tuple = ()
     equality_words: str = "y'alpha != 0"
     stationarity_words: str = "b-free KKT residual (maximal violating pair)"
@@ -638,6 +646,7 @@ _SPECS = (
         equality_words="sum(alpha) != 0",
         estimator_params=_params_C,
         read_fitted=_read_dual(False, "ls_svm_regression"),
+        answer_words="alpha (length N) and b: f(x) = sum_i alpha_i k(x_i, x) + b (004's convention)",
     ),
     Spec(
         name="sparse_ls_svm",
@@ -657,6 +666,7 @@ _SPECS = (
         advice=False,
         estimator_params=_params_C,
         read_fitted=_read_dual(False, "sparse_ls_svm"),
+        answer_words="alpha (length N) and b: f(x) = sum_i alpha_i k(x_i, x) + b (004's convention)",
         equality_words="sum(alpha) != 0",
         stationarity_words="stationarity",
     ),
@@ -678,6 +688,8 @@ _SPECS = (
         causes=(_rls_penalty,),
         estimator_params=_params_rls,
         read_fitted=_read_rls,
+        answer_words="c (length N), no b: f(x) = sum_i c_i k(x_i, x) (001 eq. (9))",
+        answer_vector="c",
         has_b=False,
         stationarity_words="stationarity",
     ),
@@ -700,6 +712,8 @@ _SPECS = (
         b_average_hint=True,
         estimator_params=_params_C,
         read_fitted=_read_features,
+        answer_words="lam (length N) and/or the primal a (length d) with b: f(x) = a'x + b (003 eqs. (5), (8))",
+        answer_vector="lam",
         equality_words="y'lam != 0",
     ),
     Spec(
@@ -722,6 +736,7 @@ _SPECS = (
         average_b=_average_margin_b(True),
         estimator_params=_params_C_epsilon,
         read_fitted=_read_dual(False, "svr"),
+        answer_words="alpha = alpha^+ - alpha^- (length N) and b: f(x) = sum_i alpha_i k(x_i, x) + b",
         equality_words="sum(alpha) != 0",
     ),
 )
