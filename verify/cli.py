@@ -68,6 +68,11 @@ built with each instance's kernel (gamma = 1/sigma^2, ...) and hyperparameters, 
 solution read from dual_coef_, support_ and intercept_; --param NAME=VALUE sets its own parameters.
 With --data and more than two classes, each one-vs-one pair is judged as its own binary problem.
 
+A LIBSVM or LIBLINEAR model file: --model MODEL --data TRAIN --C C (TRAIN in LIBSVM's sparse text
+format; C, and epsilon-SVR's --epsilon, are not in the model file). c_svc is judged as l1_svm (each
+one-vs-one pair on its own), epsilon_svr as svr; a LIBLINEAR model (no bias, or -B: a regularised bias)
+is named a different problem.
+
 A program in any language: 'svmref suite export DIR -f F' writes the instances (DIR/NAME.npz and
 DIR/NAME.txt, described in DIR/manifest.json); the program writes DIR/answers/NAME.npz (alpha, b) or
 DIR/answers/NAME.txt (alpha one per line, then b); 'svmref verify --answers DIR' judges them.
@@ -113,6 +118,12 @@ def _parser() -> argparse.ArgumentParser:
                    help="judge an estimator on raw X instead of a function: built with each instance's kernel and "
                    "hyperparameters in its own conventions (scikit-learn's), fitted, its dual solution read from "
                    "dual_coef_, support_, intercept_")
+    p.add_argument("--model", metavar="MODEL",
+                   help="judge a LIBSVM (svm-train) or LIBLINEAR (train) model file; --data TRAIN (LIBSVM's sparse text "
+                   "format, the file it was trained on) and --C are required, --epsilon for an epsilon_svr model")
+    p.add_argument("--test", metavar="FILE",
+                   help="with --model: held-out points (LIBSVM's text format) on which the decision functions are "
+                   "compared too")
     p.add_argument("--answers", metavar="DIR",
                    help="judge the answers a program wrote to DIR/answers for the instances of 'svmref suite export DIR'")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
@@ -408,8 +419,34 @@ def _all_alone(args) -> None:
         raise UsageError("--solver-tol goes with one SPEC, not --all (the built-in solvers take tol)")
 
 
+def _run_model(args, opts) -> int:
+    """``--model MODEL --data TRAIN --C C``: a LIBSVM or LIBLINEAR model file (:mod:`svmref.verify.models`)."""
+    from .models import check_model, prepare_model
+
+    if args.spec or args.all or args.estimator or args.answers:
+        raise UsageError("--model goes alone: not with SPEC, --all, --estimator or --answers")
+    if args.data is None or args.C is None:
+        raise UsageError("--model needs --data TRAIN (the file it was trained on, LIBSVM's sparse text format) and "
+                         "--C C: neither is in a model file")
+    if args.formulation is not None:
+        raise UsageError("--model tells its formulation itself (c_svc: l1_svm, epsilon_svr: svr): give no --formulation")
+    try:
+        prepared = prepare_model(args.model, args.data, opts["C"], epsilon=opts.get("epsilon"), test_path=args.test)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--model {args.model}, --data {args.data}: {exc}") from None
+    on_record = _printer(args)
+    on_record()
+    report = check_model(args.model, args.data, opts["C"], epsilon=opts.get("epsilon"), test_path=args.test,
+                         tol=opts["tol"], on_record=on_record, prepared=prepared)
+    return _finish(report, args, opts)
+
+
 def _run(args, opts) -> int:
     """Check the arguments that need the formulation, then run SPEC (or every built-in) and print the report."""
+    if args.model is not None:
+        return _run_model(args, opts)
+    if args.test is not None:
+        raise UsageError("--test goes with --model")
     if args.answers is not None:
         return _run_answers(args, opts)
     if args.estimator is not None:
