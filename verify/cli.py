@@ -20,7 +20,7 @@ from svmref._validation import check_kernel_memory
 from svmref.cli import ArgumentParser, UsageError, check_number, check_writable, make_parent
 
 from . import specs
-from .core import DEFAULT_TOL, SignatureError, check, check_signature, tol_parameter
+from .core import CERTIFICATE_N, DEFAULT_TOL, SignatureError, check, check_signature, tol_parameter
 from .data import check_targets, scale_columns
 from .instances import SCALABLE, SUITES, from_data, load_csv, standardise_split, suite
 from .loader import SpecError, load_spec, parse_spec
@@ -124,6 +124,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--test", metavar="FILE",
                    help="with --model: held-out points (LIBSVM's text format) on which the decision functions are "
                    "compared too")
+    p.add_argument("--certificate", action="store_true",
+                   help="judge without a reference, by the answer's own primal-dual certificate (automatic above "
+                   f"N = {CERTIFICATE_N}): its KKT residuals and duality gap, and what weak duality bounds")
     p.add_argument("--answers", metavar="DIR",
                    help="judge the answers a program wrote to DIR/answers for the instances of 'svmref suite export DIR'")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
@@ -382,7 +385,7 @@ def _run_estimator(args, opts) -> int:
     on_record = _printer(args)
     on_record()
     report = check_estimator(cls, args.formulation, insts, opts["tol"], params=params, name=args.estimator,
-                             timeout=opts["timeout"], on_record=on_record)
+                             timeout=opts["timeout"], on_record=on_record, certificate=args.certificate or None)
     for msg in report.skipped:
         print(f"SKIP {msg}", file=sys.stderr)
     return _finish(report, args, opts)
@@ -403,7 +406,7 @@ def _run_answers(args, opts) -> int:
         raise UsageError(f"--answers: {exc}") from None
     on_record = _printer(args)
     on_record()
-    report = check_answers(args.answers, opts["tol"], on_record=on_record)
+    report = check_answers(args.answers, opts["tol"], on_record=on_record, certificate=args.certificate or None)
     for msg in report.skipped:
         print(f"SKIP {msg}", file=sys.stderr)
     return _finish(report, args, opts)
@@ -437,7 +440,7 @@ def _run_model(args, opts) -> int:
     on_record = _printer(args)
     on_record()
     report = check_model(args.model, args.data, opts["C"], epsilon=opts.get("epsilon"), test_path=args.test,
-                         tol=opts["tol"], on_record=on_record, prepared=prepared)
+                         tol=opts["tol"], on_record=on_record, prepared=prepared, certificate=args.certificate or None)
     return _finish(report, args, opts)
 
 
@@ -477,7 +480,7 @@ def _run(args, opts) -> int:
         raise UsageError(str(exc).replace("solver_tol=", "--solver-tol ")) from None
     on_record()  # the heading now: the first row may take a while
     report = check(fn, form, insts, opts["tol"], name=args.spec, timeout=opts["timeout"], spec=args.spec,
-                   on_record=on_record, solver_tol=args.solver_tol)
+                   on_record=on_record, solver_tol=args.solver_tol, certificate=args.certificate or None)
     return _finish(report, args, opts)
 
 

@@ -17,13 +17,17 @@ from svmref._validation import check_tol
 from . import specs
 from .answers import BadAnswer, get
 from .diagnosis import SolverReport, diagnose, hints, pass_tolerance
-from .evaluation import COMPARISONS, DEFAULT_TOL, KKT_NAMES, TOLERANCES, evaluate, failed, tolerances, unresolved
+from .evaluation import COMPARISONS, DEFAULT_TOL, KKT_NAMES, TOLERANCES, evaluate, failed, judge, tolerances, unresolved
 from .instances import Instance, suite
 from .report import Record, Report
 from .worker import Runner
 
 __all__ = ["check", "check_signature", "SignatureError", "pass_tolerance", "CALL_FORMS", "TOLERANCES", "tolerances",
-           "DEFAULT_TOL", "TOL_PARAMETERS", "tol_parameter"]
+           "DEFAULT_TOL", "TOL_PARAMETERS", "tol_parameter", "CERTIFICATE_N"]
+
+#: Above this N an instance is judged by its answer's certificate, not against a reference (a cvxpy reference of
+#: N = 3000 takes minutes; its kernel matrix alone is 72 MB).
+CERTIFICATE_N = 3000
 
 #: How verify calls a solver of each kind of formulation (for signature errors and the docs).
 CALL_FORMS = {spec.kind: spec.call for spec in specs.SPECS.values()}
@@ -166,7 +170,8 @@ def _check_timeout(timeout) -> float | None:
 
 def check(solver: Callable, formulation: str, instances="quick", tol: float = DEFAULT_TOL, *,
           options: dict | None = None, name: str | None = None, timeout: float | None = None,
-          spec: str | None = None, on_record: Callable | None = None, solver_tol: str | None = None) -> Report:
+          spec: str | None = None, on_record: Callable | None = None, solver_tol: str | None = None,
+          certificate: bool | None = None) -> Report:
     """Run ``solver`` on each instance and hold its answer against the cvxpy reference.
 
     Parameters
@@ -201,6 +206,11 @@ def check(solver: Callable, formulation: str, instances="quick", tol: float = DE
     solver_tol : str
         The name of the solver's parameter that receives ``tol`` (``svmref verify --solver-tol NAME``), for a
         solver whose tolerance parameter has another name than those of :data:`TOL_PARAMETERS`.
+    certificate : bool or None
+        Judge without a reference, by the answer's own certificate (``svmref verify --certificate``): its KKT residuals
+        and duality gap as always, and the objective, the decision function and ``b`` through what weak duality (and
+        strong convexity, for the LS-SVMs and RLS) bounds; what it does not bound is unresolved. None (default): for
+        the instances with ``N > CERTIFICATE_N``, which no reference can solve.
 
     Returns
     -------
@@ -233,16 +243,22 @@ def check(solver: Callable, formulation: str, instances="quick", tol: float = DE
     if param is not None:
         how = "--solver-tol" if solver_tol is not None else "it has a parameter of that name"
         report.notes.append(f"verify passed tol = {tol:g} to the solver's parameter {param} ({how})")
-    _run(runner, entry, insts, report, tol, options, label, param, on_record)
+    _run(runner, entry, insts, report, tol, options, label, param, on_record, certificate)
     return report
 
 
-def _run(runner, entry, insts, report, tol, options, label, param, on_record) -> None:
+def _run(runner, entry, insts, report, tol, options, label, param, on_record, certificate=None) -> None:
     """Check each instance into ``report``; Ctrl-C stops the run and keeps what finished."""
     tols = tolerances(tol)
     try:
         for inst in insts:
-            rec = _check_one(runner, entry, inst, tol, tols, options, label, param)
+            by_cert = (inst.N > CERTIFICATE_N) if certificate is None else bool(certificate)
+            if by_cert and entry.certificate is None:
+                rec = _unusable(Record(entry.name, label, inst.name, None, "", "", N=inst.N), "error",
+                                f"{entry.name} has no certificate that bounds its answer without a reference")
+                rec.passed, rec.verdict = None, "no reference"
+            else:
+                rec = _check_one(runner, entry, inst, tol, tols, options, label, param, by_cert)
             report.records.append(rec)
             if on_record is not None:
                 on_record(rec)
@@ -261,7 +277,11 @@ def _unusable(rec: Record, verdict: str, reason: str) -> Record:
 
 def _call(runner, spec, inst, tol, options, rec: Record, param: str | None = None):
     """Call the solver on ``inst``; the parsed answer, or None with ``rec`` holding the error or timeout."""
-    args, kwargs = _arguments(spec, runner.solver, inst, tol, options, param)
+    try:
+        args, kwargs = _arguments(spec, runner.solver, inst, tol, options, param)
+    except MemoryError as exc:  # a blockwise kernel (N beyond DENSE_N) for a solver that takes K
+        _unusable(rec, "error", str(exc))
+        return None
     res = runner.call(args, kwargs)
     rec.time = res.time
     rec.solver_output, rec.solver_output_lines, rec.traceback = res.output, res.output_lines, res.traceback
@@ -316,7 +336,7 @@ def _residuals(rec: Record, r) -> None:
         rec.b_interval = [r.b_low, r.b_high]
 
 
-def _check_one(runner, spec, inst, tol, tols, options, label, param=None) -> Record:
+def _check_one(runner, spec, inst, tol, tols, options, label, param=None, certificate=False) -> Record:
     rec = Record(spec.name, label, inst.name, None, "", "", N=inst.N, hyper=dict(inst.hyper))
     if param is not None:
         rec.solver_tol, rec.solver_tol_parameter = tol, param
@@ -328,11 +348,14 @@ def _check_one(runner, spec, inst, tol, tols, options, label, param=None) -> Rec
     if ans is None:
         return rec
     try:  # 2. the residuals (no reference needed)
-        r, _, _ = evaluate(spec, inst, ans, None, tol)
+        r, own, own_where = evaluate(spec, inst, ans, None, tol)
     except (ValueError, FloatingPointError) as exc:
         rec.passed, rec.verdict, rec.reason = False, "error", f"residuals cannot be computed: {exc}"
         return rec
     _residuals(rec, r)
+    if certificate:  # 3'. no reference: what the answer's own certificate bounds
+        _by_certificate(rec, spec, inst, ans, r, own, own_where, tol, tols)
+        return rec
     ref = spec.build_reference(inst, ans)  # 3. the reference
     rec.reference_time = ref.time
     rec.reference_certified = ref.certified
@@ -357,6 +380,40 @@ def _check_one(runner, spec, inst, tol, tols, options, label, param=None) -> Rec
         rec.notes.append(ref.message)
     _verdict(rec, spec, inst, ans, r, ref, values, where, tol, tols)  # 4. the verdict
     return rec
+
+
+def _by_certificate(rec: Record, spec, inst, ans, r, values: dict, where: dict, tol, tols) -> None:
+    """The verdict without a reference (``certificate=True``): the answer's own KKT residuals and duality gap are
+    judged as always; the objective, the decision function and ``b`` are compared with the optimum only through what
+    the certificate bounds (:attr:`~svmref.verify.specs.Spec.certificate`): each is "0 within its bound", so it
+    passes where the bound is at most ``tol`` and is otherwise unresolved, never failed and never passed on faith."""
+    bounds = spec.certificate(inst, r, values)
+    for k, bound in bounds.items():
+        if math.isnan(bound):
+            continue  # not applicable (RLS has no b)
+        values[k], values[k + "_resolution"] = 0.0, bound
+        where[k] = f"bounded by the answer's own certificate: at most {bound:.1e}"
+    rec.reference_resolution = dict(bounds)
+    rec.objective_gap = bounds["objective_gap"]
+    rec.decision_gap = bounds["decision_gap"]
+    rec.b_gap = bounds["b_gap"]
+    words = ", ".join(f"{k.replace('_', ' ')} <= {v:.1e}" if math.isfinite(v) else f"{k.replace('_', ' ')} unbounded"
+                      for k, v in bounds.items() if not math.isnan(v))
+    rec.notes.append(f"judged by its own certificate, without a reference (N = {inst.N}): {words}")
+    failures = failed(values, where, tols)
+    open_checks = unresolved(values, tols)
+    if failures:
+        rec.passed, rec.verdict, rec.reason = False, "fail", "; ".join(failures)
+        rec.diagnoses = diagnose(spec, inst, ans, r, values, tols, tol, [], SolverReport.of(rec), None)
+        rec.would_pass_at_tol = pass_tolerance(lambda t: values, tol)
+    elif open_checks:
+        rec.passed, rec.verdict = None, "unresolved"
+        rec.reason = "; ".join(
+            (f"{k}: the certificate bounds it by {b:.1e}, above tol = {tol:g}" if math.isfinite(b) else
+             f"{k}: not bounded by the certificate (b need not be unique for {spec.name})")
+            for k, b in bounds.items() if k in tols and judge(values, k, tols) == "unresolved")
+    else:
+        rec.passed, rec.verdict = True, "pass"
 
 
 def _verdict(rec: Record, spec, inst, ans, r, ref, values, where, tol, tols) -> None:

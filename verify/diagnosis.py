@@ -435,8 +435,8 @@ def other_problem(spec, inst, ans: dict, r, values: dict, tol: float, tols: dict
     100 x its tolerance: an answer optimal for C with every alpha_i below some C' < C is also optimal for C', so a
     slightly inaccurate answer often "fits" a smaller C better than its own), then a diagonal added to K."""
     failing = bad(values, tols) if failing is None else failing
-    if not (failing and spec.advice):
-        return ""
+    if not (failing and spec.advice) or not isinstance(inst.K, np.ndarray):
+        return ""  # (a blockwise kernel, at N beyond the reference's reach: each probe would be another pass)
     for probe in (_no_or_regularised_bias, _float32) + tuple(spec.causes):
         words = probe(spec, inst, ans, r, values, tol, tols, failing)
         if words:

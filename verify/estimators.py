@@ -35,6 +35,7 @@ import numpy as np
 
 from . import specs
 from .answers import BadAnswer
+from .blockwise import maybe_blockwise
 from .core import DEFAULT_TOL, TOL_PARAMETERS, check
 from .data import Instance
 from .instances import suite
@@ -289,7 +290,7 @@ def _instances(instances, formulation: str) -> list[Instance]:
 
 def check_estimator(estimator, formulation: str, instances="quick", tol: float = DEFAULT_TOL, *,
                     params: dict | None = None, name: str | None = None, timeout: float | None = None,
-                    on_record=None, precomputed: bool = False) -> Report:
+                    on_record=None, precomputed: bool = False, certificate: bool | None = None) -> Report:
     """Judge an estimator on raw X: for each instance, build it in its own conventions, fit it, read its dual solution,
     and hold that against the reference (:func:`svmref.verify.check`).
 
@@ -313,6 +314,8 @@ def check_estimator(estimator, formulation: str, instances="quick", tol: float =
         As for :func:`svmref.verify.check`.
     precomputed : bool
         Give the estimator ``kernel="precomputed"`` and K even where it has the instance's kernel.
+    certificate : bool or None
+        As for :func:`svmref.verify.check` (above ``DENSE_N`` the kernel is also made blockwise, never N x N).
 
     Returns
     -------
@@ -328,7 +331,7 @@ def check_estimator(estimator, formulation: str, instances="quick", tol: float =
     _fresh(estimator, params)  # the parameters are checked before any instance runs
     label = name or estimator_label(estimator)
     report = Report([], tol)
-    insts = _instances(instances, formulation)
+    insts = maybe_blockwise(_instances(instances, formulation))
     report.planned = len(insts)
     for inst in insts:
         try:
@@ -337,7 +340,7 @@ def check_estimator(estimator, formulation: str, instances="quick", tol: float =
             report.skipped.append(f"{inst.name}: {exc}")
             continue
         part = check(solver, formulation, [inst], tol, name=label, timeout=timeout, on_record=_noted(on_record),
-                     solver_tol=solver.tol_name)
+                     solver_tol=solver.tol_name, certificate=certificate)
         report.extend(part)
         if part.interrupted:
             break

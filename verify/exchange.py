@@ -148,10 +148,15 @@ def _fixed(answer):
     return answered
 
 
-def check_answers(directory, tol: float = DEFAULT_TOL, *, name: str | None = None, on_record=None) -> Report:
-    """Judge every answer in ``directory/answers`` against the reference; the instances without one are listed in
-    ``report.skipped`` ("no answer for NAME")."""
+def check_answers(directory, tol: float = DEFAULT_TOL, *, name: str | None = None, on_record=None,
+                  certificate: bool | None = None) -> Report:
+    """Judge every answer in ``directory/answers`` against the reference (or by its certificate: ``certificate`` as
+    for :func:`svmref.verify.check`); the instances without one are listed in ``report.skipped`` ("no answer for
+    NAME")."""
+    from .blockwise import maybe_blockwise
+
     formulation, insts = load_exported(directory)
+    insts = maybe_blockwise(insts)
     label = name or f"answers in {directory}"
     report = Report([], tol)
     report.planned = len(insts)
@@ -165,7 +170,8 @@ def check_answers(directory, tol: float = DEFAULT_TOL, *, name: str | None = Non
         if answer is None:
             report.skipped.append(f"{inst.name}: no answer (answers/{inst.name}.npz or .txt)")
             continue
-        report.extend(check(_fixed(answer), formulation, [inst], tol, name=label, on_record=on_record))
+        report.extend(check(_fixed(answer), formulation, [inst], tol, name=label, on_record=on_record,
+                            certificate=certificate))
     return report
 
 

@@ -716,10 +716,11 @@ def primal_b_interval(loss: str, z: np.ndarray, y: np.ndarray, epsilon: float = 
 # ---------------------------------------------------------------------------------------------
 
 
-def _rls_dual(K, y, gamma: float, a: np.ndarray) -> float:
-    """The RLS dual objective (derived in ``svmref.formulations.rls``), ``D(a) = (m/4)||a||^2 + a'Ka/(4 gamma) - y'a``."""
-    m = K.shape[0]
-    return m / 4.0 * float(a @ a) + float(a @ (K @ a)) / (4.0 * gamma) - float(y @ a)
+def _rls_dual(y, gamma: float, a: np.ndarray, Ka: np.ndarray) -> float:
+    """The RLS dual objective (derived in ``svmref.formulations.rls``), ``D(a) = (m/4)||a||^2 + a'Ka/(4 gamma) - y'a``,
+    with ``Ka = K @ a`` given."""
+    m = y.shape[0]
+    return m / 4.0 * float(a @ a) + float(a @ Ka) / (4.0 * gamma) - float(y @ a)
 
 
 #: Largest N for which the RLS residual is taken modulo the null space of K (one symmetric eigendecomposition).
@@ -735,7 +736,7 @@ def _modulo_null_space(K: np.ndarray, r: np.ndarray, floor: float) -> tuple[np.n
     ``r`` satisfies ``K r = 0`` (the gradient ``(2/m) K r``), so ``r`` is judged modulo the null space. Nothing is
     computed when ``r`` is already at the rounding ``floor`` or ``N > NULL_SPACE_N``."""
     n = K.shape[0]
-    if n == 0 or n > NULL_SPACE_N or not float(np.max(np.abs(r))) > floor:
+    if n == 0 or n > NULL_SPACE_N or not isinstance(K, np.ndarray) or not float(np.max(np.abs(r))) > floor:
         return r, 0.0
     try:
         w, V = np.linalg.eigh(0.5 * (K + K.T))
@@ -783,7 +784,8 @@ def rls_residuals(K: np.ndarray, y: np.ndarray, gamma: float, c: np.ndarray, own
     where["stationarity"] = f"row {i} of (m gamma I + K) c = y (001 eq. (8)): residual {r[i]:.3g}" + null
     # two dual points, each a bound by weak duality: a = 2 gamma c, and a = 2 (y - Kc) / m, which a null-space
     # component of c does not move (the two agree at the optimum, where (K + m gamma I) c = y)
-    D = min(_rls_dual(K, y, gamma, 2.0 * gamma * c), _rls_dual(K, y, gamma, 2.0 * (y - Kc) / m))
+    a2 = 2.0 * (y - Kc) / m
+    D = min(_rls_dual(y, gamma, 2.0 * gamma * c, 2.0 * gamma * Kc), _rls_dual(y, gamma, a2, K @ a2))
     vals["duality_gap"] = _rel(J + D, J, D)
     where["duality_gap"] = f"J(c) = {J:.10g}, the better of the dual points a = 2 gamma c, 2(y - Kc)/m gives -D = {-D:.10g}"
     coef_error = None

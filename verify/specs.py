@@ -90,6 +90,11 @@ class Spec:
     answer_vector : str
         The name of the answer's vector of length N (``alpha``; ``c`` for RLS, ``lam`` for the support features machine):
         the numbers of an answer file in text, before ``b``.
+    certificate : callable or None
+        ``certificate(inst, r, values) -> dict``: what the answer's own primal-dual certificate bounds, without a
+        reference (:func:`svmref.verify.check` with ``certificate=True``): ``{"objective_gap", "decision_gap",
+        "b_gap"}``, each an upper bound in the check's unit, ``inf`` where the certificate bounds nothing
+        (:func:`_certificate_bounds`; docs/verify.md derives them). None: no certificate.
     causes : tuple of callables
         ``cause(spec, inst, ans, r, values, tol, tols, failing) -> str``: other problems of this formulation that a
         wrong answer may solve exactly, tried by :func:`svmref.verify.diagnosis.other_problem` ("solves ...
@@ -131,6 +136,7 @@ class Spec:
     read_fitted: Callable | None = None
     answer_words: str = "alpha (length N) and b: f(x) = sum_i alpha_i y_i k(x_i, x) + b"
     answer_vector: str = "alpha"
+    certificate: Callable | None = None
     causes: tuple = ()
     equality_words: str = "y'alpha != 0"
     stationarity_words: str = "b-free KKT residual (maximal violating pair)"
@@ -585,6 +591,56 @@ def _read_features(est, inst):
             "b": float(np.ravel(getattr(est, "intercept_", [0.0]))[0])}
 
 
+# ------------------------------------------------------------------------------ certificates (no reference)
+
+
+def _kernel_diagonal(X, inst) -> np.ndarray:
+    from .blockwise import BlockKernel
+
+    return BlockKernel(X, inst.kernel, inst.kernel_params).diagonal() if np.size(X) else np.zeros(0)
+
+
+def _certificate_bounds(strong: str | None) -> Callable:
+    """Bounds from weak duality alone (docs/verify.md, "Judged by its certificate").
+
+    * every formulation here: the answer is dual feasible (box and equality hold to rounding), so the duality gap
+      ``G = P(W, b) + D(alpha) >= 0`` bounds the objective's error, ``|D(alpha) - D*| <= G``;
+    * ``strong="ls"`` (LS-SVM, classification and regression, 000 eq. (1), 004 eq. (1)): the primal is a quadratic
+      in ``(w, b)``, 1-strongly convex in ``w`` and with curvature at least ``C`` along each training pattern's
+      ``(Phi(x_i), 1)``, so ``||w - w*|| <= sqrt(2 G)``, ``|f(x_i) - f*(x_i)| <= sqrt(2 G / C)``,
+      ``|b - b*| <= sqrt(2 G) (sqrt(kappa) + 1/sqrt(C))`` and ``|f(x) - f*(x)| <= sqrt(2 G) (2 sqrt(kappa) + 1/sqrt(C))``
+      at every point, ``kappa = max k(x, x)`` over the training and held-out points;
+    * ``strong="rls"`` (001 eq. (7)): ``J`` is ``2 gamma``-strongly convex in ``f`` in the RKHS norm, so
+      ``|f(x) - f*(x)| <= sqrt(kappa G / gamma)``;
+    * otherwise (L1-SVM, L2-SVM, Least 1-Norm, epsilon-SVR) ``W`` is bounded (``sqrt(2 G kappa)``) but ``b`` need
+      not be unique: the decision function and ``b`` are not bounded (unresolved, never passed).
+    """
+    def bounds(inst, r, values) -> dict:
+        inf = float("inf")
+        out = {"objective_gap": inf, "decision_gap": inf, "b_gap": inf}
+        n = inst.N
+        box, eq = values.get("box", float("nan")), values.get("equality", float("nan"))
+        feasible = not (box > 0) and not (eq > 4.0 * kkt.rounding(n, 1.0))
+        G = float(r.gap_abs)
+        if not (feasible and np.isfinite(G)):
+            return out
+        G = max(G, 0.0) + kkt.rounding(n, r.obj_scale if np.isfinite(r.obj_scale) else abs(r.objective))
+        out["objective_gap"] = G / max(abs(r.objective), float(np.finfo(float).tiny))
+        if strong is None:
+            return out
+        kappa = float(max(np.max(_kernel_diagonal(inst.X, inst)), np.max(_kernel_diagonal(inst.X_test, inst),
+                                                                          initial=0.0)))
+        if strong == "ls":
+            C = float(inst.hyper["C"])
+            out["decision_gap"] = np.sqrt(2 * G) * (2 * np.sqrt(kappa) + 1 / np.sqrt(C)) / r.unit + r.floor
+            out["b_gap"] = np.sqrt(2 * G) * (np.sqrt(kappa) + 1 / np.sqrt(C)) / r.unit + r.floor
+        elif strong == "rls":
+            out["decision_gap"] = np.sqrt(kappa * G / float(inst.hyper["gamma"])) / r.unit + r.floor
+            out["b_gap"] = float("nan")  # RLS has no b
+        return out
+    return bounds
+
+
 # ------------------------------------------------------------------------------ the table
 
 
@@ -618,6 +674,7 @@ def _box_dual(name: str, *, absolute: bool = False, saturating: bool = False, sw
         average_b=_average_margin_b(False) if saturating else None,
         estimator_params=_params_C,
         read_fitted=_read_dual(True, name),
+        certificate=_certificate_bounds("ls" if name == "ls_svm" else None),
     )
 
 
@@ -646,6 +703,7 @@ _SPECS = (
         equality_words="sum(alpha) != 0",
         estimator_params=_params_C,
         read_fitted=_read_dual(False, "ls_svm_regression"),
+        certificate=_certificate_bounds("ls"),
         answer_words="alpha (length N) and b: f(x) = sum_i alpha_i k(x_i, x) + b (004's convention)",
     ),
     Spec(
@@ -688,6 +746,7 @@ _SPECS = (
         causes=(_rls_penalty,),
         estimator_params=_params_rls,
         read_fitted=_read_rls,
+        certificate=_certificate_bounds("rls"),
         answer_words="c (length N), no b: f(x) = sum_i c_i k(x_i, x) (001 eq. (9))",
         answer_vector="c",
         has_b=False,
@@ -736,6 +795,7 @@ _SPECS = (
         average_b=_average_margin_b(True),
         estimator_params=_params_C_epsilon,
         read_fitted=_read_dual(False, "svr"),
+        certificate=_certificate_bounds(None),
         answer_words="alpha = alpha^+ - alpha^- (length N) and b: f(x) = sum_i alpha_i k(x_i, x) + b",
         equality_words="sum(alpha) != 0",
     ),

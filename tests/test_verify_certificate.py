@@ -1,0 +1,134 @@
+"""Judged by its certificate, without a reference: the bounds hold, what they do not bound is unresolved, and the
+blockwise kernel gives the dense numbers (svmref.verify.blockwise, check(..., certificate=True)).
+
+Every bound is held to the error measured against the reference (the certified cvxpy optimum), on answers perturbed
+by known amounts: a bound below the measured error would be a pass that promises more than holds.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from svmref import verify
+from svmref.kernels import kernel_matrix
+from svmref.solvers import linear, smo
+from svmref.verify.blockwise import BlockKernel, blockwise
+from svmref.verify.data import Instance
+
+TOL = verify.DEFAULT_TOL
+
+
+def _quick(name, formulation):
+    return next(i for i in verify.suite("quick", formulation) if i.name == name)
+
+
+def _fixed(answer):
+    return lambda *a, **k: answer
+
+
+@pytest.mark.parametrize("kernel, params", [("rbf", {"sigma": 0.8}), ("linear", {}), ("poly", {"c": 2.0, "d": 3}),
+                                            ("mlp", {"k": 0.2, "theta": -0.3})])
+def test_the_blockwise_kernel_gives_the_dense_products(kernel, params):
+    rng = np.random.default_rng(2)
+    X, Z = rng.normal(size=(301, 3)), rng.normal(size=(17, 3))
+    K = kernel_matrix(X, None, kernel=kernel, **params)
+    B = BlockKernel(X, kernel, params, block=37)
+    V = rng.normal(size=(301, 2))
+    scale = np.abs(K) @ np.abs(V)
+    assert np.all(np.abs(B @ V - K @ V) <= 1e-13 * scale)
+    assert np.all(np.abs(np.abs(B) @ np.abs(V) - np.abs(K) @ np.abs(V)) <= 1e-13 * scale)
+    assert np.allclose(B.diagonal(), np.diag(K), rtol=1e-14, atol=0)
+    R = BlockKernel(Z, kernel, params, Z=X, block=5)
+    assert np.allclose(R @ V[:, 0], kernel_matrix(Z, X, kernel=kernel, **params) @ V[:, 0], rtol=1e-13, atol=1e-13)
+    with pytest.raises(MemoryError, match="verify does not form this 301 x 301 kernel matrix"):
+        np.asarray(B)
+
+
+def test_one_pass_over_the_kernel_per_residual_evaluation():
+    inst = _quick("q-rbf-30", "l1_svm")
+    b = blockwise(inst, block=7)
+    res = smo.l1_svm(inst.K, inst.y, inst.hyper["C"], tol=1e-10)
+    verify.check(_fixed(res), "l1_svm", [b], certificate=True)
+    assert b.K.passes == 1
+
+
+def _perturbed(formulation, inst, scales):
+    """The exact answer and copies with alpha moved by each relative scale (y'alpha = 0 kept: the dual stays
+    feasible, so the certificate applies)."""
+    K, y, h = inst.K, inst.y, inst.hyper
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if formulation == "rls":
+            c = linear.rls(K, y, h["gamma"]).c
+            rng = np.random.default_rng(0)
+            top = np.linalg.eigh(K)[1][:, -1]
+            return [c + s * np.max(np.abs(c)) * d for s in scales for d in (rng.normal(size=c.size), top)]
+        res = linear.ls_svm_regression(K, y, h["C"]) if formulation == "ls_svm_regression" else linear.ls_svm(K, y, h["C"])
+    rng = np.random.default_rng(0)
+    e = np.ones(inst.N) if formulation == "ls_svm_regression" else y
+    top = np.linalg.eigh(K)[1][:, -1] * e  # the direction K moves most (where the bounds are nearest the error)
+    out = []
+    for s in scales:
+        for d in (rng.normal(size=inst.N), top):
+            d = d - e * (e @ d) / inst.N
+            out.append((res.alpha + s * np.max(np.abs(res.alpha)) * d, res.b + s))
+    return out
+
+
+@pytest.mark.parametrize("formulation", ["ls_svm_regression", "ls_svm", "rls"])
+def test_the_certificates_bounds_hold_against_the_reference(formulation):
+    """For answers off by 1e-8 to 1e-2 (at random, and along K's top eigenvector), the objective, decision and b bounds
+    of the certificate are never below the error the reference measures (the strongly convex forms: LS-SVM and RLS),
+    and along the top eigenvector they are within a factor 100 of it (the bounds are not vacuous)."""
+    inst = _quick("q-rbf-30", formulation)
+    ratios = []
+    for ans in _perturbed(formulation, inst, (1e-8, 1e-6, 1e-4, 1e-2)):
+        cert = verify.check(_fixed(ans), formulation, [inst], 1e-3, certificate=True)[0]
+        ref = verify.check(_fixed(ans), formulation, [inst], 1e-3)[0]
+        floor = 1e-13
+        assert ref.objective_gap <= cert.objective_gap + floor, (ref.objective_gap, cert.objective_gap)
+        assert ref.decision_gap <= cert.decision_gap + floor, (ref.decision_gap, cert.decision_gap)
+        if formulation != "rls":
+            assert ref.b_gap <= cert.b_gap + floor, (ref.b_gap, cert.b_gap)
+        if cert.verdict == "pass":
+            assert ref.verdict == "pass", (ref.reason, cert.notes)
+        ratios.append((ref.decision_gap / cert.decision_gap, ref.objective_gap / cert.objective_gap))
+    assert max(r[0] for r in ratios) >= 0.01 and max(r[1] for r in ratios) >= 0.01, ratios
+
+
+def test_what_the_certificate_does_not_bound_is_unresolved_never_passed():
+    """The L1-SVM's b need not be unique: its exact answer is unresolved by certificate, with its objective bounded; a
+    wrong answer fails on its own residuals."""
+    inst = _quick("q-rbf-30", "l1_svm")
+    res = smo.l1_svm(inst.K, inst.y, inst.hyper["C"], tol=1e-12)
+    rec = verify.check(_fixed(res), "l1_svm", [inst], certificate=True)[0]
+    assert rec.verdict == "unresolved" and "not bounded by the certificate" in rec.reason, rec.reason
+    assert rec.objective_gap < 1e-10
+    bad = verify.check(_fixed((0.5 * res.alpha, res.b)), "l1_svm", [inst], certificate=True)[0]
+    assert bad.verdict == "fail" and bad.diagnoses
+
+
+def test_an_infeasible_dual_point_bounds_nothing():
+    inst = _quick("q-rbf-30", "ls_svm_regression")
+    res = linear.ls_svm_regression(inst.K, inst.y, inst.hyper["C"])
+    rec = verify.check(_fixed((res.alpha + 1e-3, res.b)), "ls_svm_regression", [inst], certificate=True)[0]
+    assert rec.objective_gap == float("inf") and rec.verdict == "fail"  # sum(alpha) != 0: no weak duality bound
+
+
+def test_above_the_references_reach_an_estimator_is_judged_blockwise_by_its_certificate():
+    """N = 6000 (above DENSE_N): KernelRidge fitted on raw X, judged without a reference and without an N x N matrix:
+    its decision function is bounded by the certificate and passes at 1e-6."""
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-1, 1, (6000, 3))
+    y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=6000)
+    inst = Instance("big-rls", X, y, rng.uniform(-1, 1, (50, 3)), "rbf", {"sigma": 1.0}, {"gamma": 1e-3})
+    from sklearn.kernel_ridge import KernelRidge
+
+    from svmref.verify.estimators import check_estimator
+
+    report = check_estimator(KernelRidge, "rls", [inst])
+    rec = report[0]
+    assert rec.verdict == "pass", (rec.reason, rec.notes)
+    assert any(n.startswith("judged by its own certificate, without a reference (N = 6000)") for n in rec.notes)
