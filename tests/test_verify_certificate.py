@@ -117,6 +117,7 @@ def test_an_infeasible_dual_point_bounds_nothing():
     assert rec.objective_gap == float("inf") and rec.verdict == "fail"  # sum(alpha) != 0: no weak duality bound
 
 
+@pytest.mark.slow  # 10 to 25 s: KernelRidge's own fit at N = 6000 dominates
 def test_above_the_references_reach_an_estimator_is_judged_blockwise_by_its_certificate():
     """N = 6000 (above DENSE_N): KernelRidge fitted on raw X, judged without a reference and without an N x N matrix:
     its decision function is bounded by the certificate and passes at 1e-6."""
@@ -132,3 +133,24 @@ def test_above_the_references_reach_an_estimator_is_judged_blockwise_by_its_cert
     rec = report[0]
     assert rec.verdict == "pass", (rec.reason, rec.notes)
     assert any(n.startswith("judged by its own certificate, without a reference (N = 6000)") for n in rec.notes)
+
+
+def test_on_a_dask_cluster_the_blocks_give_the_same_numbers(tmp_path):
+    """--scheduler: the blocks as tasks of a Dask cluster (here a local one, in this process) give the numbers of the
+    same blockwise run made locally, bit for bit, and the same verdict; the answers path takes the client."""
+    distributed = pytest.importorskip("dask.distributed", reason="dask.distributed is not installed (svmref[dask])")
+    from svmref.verify.exchange import check_answers, export
+
+    inst = _quick("q-rbf-30", "ls_svm_regression")
+    res = linear.ls_svm_regression(inst.K, inst.y, inst.hyper["C"])
+    local = verify.check(_fixed(res), "ls_svm_regression", [blockwise(inst)], certificate=True)[0]
+    export(tmp_path, "ls_svm_regression", [inst])
+    np.savez(tmp_path / "answers" / f"{inst.name}.npz", alpha=res.alpha, b=res.b)
+    with distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1) as lc, distributed.Client(lc) as c:
+        remote = verify.check(_fixed(res), "ls_svm_regression", [blockwise(inst, client=c)], certificate=True)[0]
+        files = check_answers(tmp_path, certificate=True, client=c)[0]
+    same = {k: (v, remote.residuals[k]) for k, v in local.residuals.items()
+            if not (v == remote.residuals[k] or (np.isnan(v) and np.isnan(remote.residuals[k])))}
+    assert not same, same
+    assert remote.verdict == local.verdict == files.verdict == "pass"
+    assert remote.reference_resolution == local.reference_resolution

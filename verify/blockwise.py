@@ -13,7 +13,7 @@ import numpy as np
 
 from svmref.kernels import kernel_matrix
 
-__all__ = ["BlockKernel", "DEFAULT_BLOCK_BYTES", "DENSE_N", "blockwise"]
+__all__ = ["BlockKernel", "DEFAULT_BLOCK_BYTES", "DENSE_N", "blockwise", "maybe_blockwise", "connect"]
 
 #: Above this N verify's own paths that do not hand K to a solver (estimators, model files, answers from files) use a
 #: :class:`BlockKernel` instead of the dense kernel matrix (5000^2 doubles are 200 MB).
@@ -35,9 +35,14 @@ class BlockKernel:
         As :func:`svmref.kernels.kernel_matrix` takes them.
     block : int, optional
         Rows per block (default: about 64 MB of kernel values, at least 16 rows).
+    client : dask.distributed.Client, optional
+        Compute the blocks on a Dask cluster (``svmref verify --scheduler ADDRESS``): X and Z are scattered to the
+        workers once, each block is one task (the same code as locally, so the same numbers), the results are
+        gathered in order.
     """
 
-    def __init__(self, X, kernel: str, params: dict | None = None, Z=None, block: int | None = None, _absolute=False):
+    def __init__(self, X, kernel: str, params: dict | None = None, Z=None, block: int | None = None, _absolute=False,
+                 client=None):
         self.X = np.asarray(X, dtype=float)
         self.Z = self.X if Z is None else np.asarray(Z, dtype=float)
         self.square = Z is None
@@ -45,6 +50,8 @@ class BlockKernel:
         n_cols = max(self.Z.shape[0], 1)
         self.block = int(block) if block else max(16, DEFAULT_BLOCK_BYTES // (8 * n_cols))
         self._absolute = _absolute
+        self.client = client
+        self._remote = None
         self._cache: dict = {}
         self._abs_cache: dict = {}
         self.passes = 0
@@ -73,9 +80,13 @@ class BlockKernel:
             A = np.abs(V)
             out = np.empty((self.shape[0],) + V.shape[1:])
             out_abs = np.empty_like(out)
-            for s, Kb in self._blocks():
-                out[s:s + Kb.shape[0]] = Kb @ V
-                out_abs[s:s + Kb.shape[0]] = np.abs(Kb) @ A
+            if self.client is not None:
+                for s, (kv, kav) in self._remote_products(V):
+                    out[s:s + kv.shape[0]], out_abs[s:s + kv.shape[0]] = kv, kav
+            else:
+                for s, Kb in self._blocks():
+                    out[s:s + Kb.shape[0]] = Kb @ V
+                    out_abs[s:s + Kb.shape[0]] = np.abs(Kb) @ A
             self.passes += 1
             if len(self._cache) >= 8:
                 self._cache.pop(next(iter(self._cache)))
@@ -83,6 +94,18 @@ class BlockKernel:
             self._cache[key] = (out, out_abs)
             self._abs_cache[self._key(A)] = out_abs
         return self._cache[key]
+
+    def _remote_products(self, V):
+        """The blocks' ``(K_b @ V, |K_b| @ |V|)`` computed as tasks on the Dask cluster, in order."""
+        if self._remote is None:
+            X = self.client.scatter(self.X, broadcast=True, hash=False)
+            self._remote = (X, X if self.square else self.client.scatter(self.Z, broadcast=True, hash=False))
+        X, Z = self._remote
+        Vf = self.client.scatter(V, broadcast=True, hash=False)
+        starts = list(range(0, self.X.shape[0], self.block))
+        futures = [self.client.submit(_block_products, X, Z, s, s + self.block, self.kernel, self.params, Vf,
+                                      pure=False) for s in starts]
+        return zip(starts, self.client.gather(futures))
 
     def __matmul__(self, V):
         V = np.asarray(V, dtype=float)
@@ -150,16 +173,37 @@ class BlockKernel:
         return self
 
 
-def blockwise(inst, block: int | None = None):
+def _block_products(X, Z, start: int, stop: int, kernel: str, params: dict, V):
+    """One block's ``(K_b @ V, |K_b| @ |V|)``, ``K_b = k(X[start:stop], Z)``: a task of a Dask worker."""
+    Kb = kernel_matrix(X[start:stop], Z, kernel=kernel, **params)
+    return Kb @ V, np.abs(Kb) @ np.abs(V)
+
+
+def blockwise(inst, block: int | None = None, client=None):
     """The instance with its kernel matrices as :class:`BlockKernel` operators (training and held-out rows)."""
     import dataclasses
 
-    return dataclasses.replace(inst, _K=BlockKernel(inst.X, inst.kernel, inst.kernel_params, block=block),
+    return dataclasses.replace(inst, _K=BlockKernel(inst.X, inst.kernel, inst.kernel_params, block=block, client=client),
                                _K_test=BlockKernel(inst.X_test, inst.kernel, inst.kernel_params, Z=inst.X, block=block))
 
 
-def maybe_blockwise(insts) -> list:
-    """Each instance above :data:`DENSE_N` as :func:`blockwise`, the others as they are."""
+def maybe_blockwise(insts, client=None) -> list:
+    """Each instance above :data:`DENSE_N` (every one, on a Dask ``client``) as :func:`blockwise`, the others as they
+    are."""
     from svmref.kernels import KERNELS
 
-    return [blockwise(i) if i.N > DENSE_N and i.kernel in KERNELS else i for i in insts]
+    return [blockwise(i, client=client) if (i.N > DENSE_N or client is not None) and i.kernel in KERNELS else i
+            for i in insts]
+
+
+def connect(address: str):
+    """A Dask client for ``address`` (``tcp://HOST:PORT``), or ``ValueError`` in one line saying what is wrong."""
+    try:
+        from dask.distributed import Client
+    except ImportError as exc:
+        raise ValueError("--scheduler needs dask.distributed: python -m pip install 'svmref[dask]'") from exc
+    try:
+        return Client(address, timeout=10)
+    except (OSError, TimeoutError) as exc:
+        raise ValueError(f"--scheduler: no Dask scheduler answered at {address!r} within 10 s ({exc}); start one "
+                         "(`dask scheduler`) or check the address (tcp://HOST:PORT)") from None

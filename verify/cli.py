@@ -127,6 +127,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--certificate", action="store_true",
                    help="judge without a reference, by the answer's own primal-dual certificate (automatic above "
                    f"N = {CERTIFICATE_N}): its KKT residuals and duality gap, and what weak duality bounds")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="with --estimator, --model or --answers: make the kernel's blocks on a Dask cluster "
+                   "(tcp://HOST:PORT; pip install 'svmref[dask]')")
     p.add_argument("--answers", metavar="DIR",
                    help="judge the answers a program wrote to DIR/answers for the instances of 'svmref suite export DIR'")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
@@ -384,11 +387,31 @@ def _run_estimator(args, opts) -> int:
         raise UsageError(str(exc).replace("params: ", "--param: ")) from None
     on_record = _printer(args)
     on_record()
-    report = check_estimator(cls, args.formulation, insts, opts["tol"], params=params, name=args.estimator,
-                             timeout=opts["timeout"], on_record=on_record, certificate=args.certificate or None)
+    with _client(args) as client:
+        report = check_estimator(cls, args.formulation, insts, opts["tol"], params=params, name=args.estimator,
+                                 timeout=opts["timeout"], on_record=on_record, certificate=args.certificate or None,
+                                 client=client)
     for msg in report.skipped:
         print(f"SKIP {msg}", file=sys.stderr)
     return _finish(report, args, opts)
+
+
+@contextlib.contextmanager
+def _client(args):
+    """The Dask client of ``--scheduler`` (None without it), closed at the end."""
+    if args.scheduler is None:
+        yield None
+        return
+    from .blockwise import connect
+
+    try:
+        client = connect(args.scheduler)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        yield client
+    finally:
+        client.close()
 
 
 def _run_answers(args, opts) -> int:
@@ -406,10 +429,20 @@ def _run_answers(args, opts) -> int:
         raise UsageError(f"--answers: {exc}") from None
     on_record = _printer(args)
     on_record()
-    report = check_answers(args.answers, opts["tol"], on_record=on_record, certificate=args.certificate or None)
+    with _client(args) as client:
+        report = check_answers(args.answers, opts["tol"], on_record=on_record, certificate=args.certificate or None,
+                               client=client)
     for msg in report.skipped:
         print(f"SKIP {msg}", file=sys.stderr)
     return _finish(report, args, opts)
+
+
+def _spec_options(args) -> None:
+    """The options that go only with --estimator, --model or --answers, refused with a SPEC or --all."""
+    if args.param:
+        raise UsageError("--param goes with --estimator")
+    if args.scheduler is not None:
+        raise UsageError("--scheduler goes with --estimator, --model or --answers (a SPEC takes K itself)")
 
 
 def _all_alone(args) -> None:
@@ -439,8 +472,10 @@ def _run_model(args, opts) -> int:
         raise UsageError(f"--model {args.model}, --data {args.data}: {exc}") from None
     on_record = _printer(args)
     on_record()
-    report = check_model(args.model, args.data, opts["C"], epsilon=opts.get("epsilon"), test_path=args.test,
-                         tol=opts["tol"], on_record=on_record, prepared=prepared, certificate=args.certificate or None)
+    with _client(args) as client:
+        report = check_model(args.model, args.data, opts["C"], epsilon=opts.get("epsilon"), test_path=args.test,
+                             tol=opts["tol"], on_record=on_record, prepared=prepared,
+                             certificate=args.certificate or None, client=client)
     return _finish(report, args, opts)
 
 
@@ -454,8 +489,7 @@ def _run(args, opts) -> int:
         return _run_answers(args, opts)
     if args.estimator is not None:
         return _run_estimator(args, opts)
-    if args.param:
-        raise UsageError("--param goes with --estimator")
+    _spec_options(args)
     on_record = _printer(args)
     if args.all:
         _all_alone(args)

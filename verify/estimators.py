@@ -290,7 +290,7 @@ def _instances(instances, formulation: str) -> list[Instance]:
 
 def check_estimator(estimator, formulation: str, instances="quick", tol: float = DEFAULT_TOL, *,
                     params: dict | None = None, name: str | None = None, timeout: float | None = None,
-                    on_record=None, precomputed: bool = False, certificate: bool | None = None) -> Report:
+                    on_record=None, precomputed: bool = False, certificate: bool | None = None, client=None) -> Report:
     """Judge an estimator on raw X: for each instance, build it in its own conventions, fit it, read its dual solution,
     and hold that against the reference (:func:`svmref.verify.check`).
 
@@ -316,6 +316,8 @@ def check_estimator(estimator, formulation: str, instances="quick", tol: float =
         Give the estimator ``kernel="precomputed"`` and K even where it has the instance's kernel.
     certificate : bool or None
         As for :func:`svmref.verify.check` (above ``DENSE_N`` the kernel is also made blockwise, never N x N).
+    client : dask.distributed.Client, optional
+        Make the blockwise kernel's blocks on a Dask cluster (``--scheduler``).
 
     Returns
     -------
@@ -331,7 +333,7 @@ def check_estimator(estimator, formulation: str, instances="quick", tol: float =
     _fresh(estimator, params)  # the parameters are checked before any instance runs
     label = name or estimator_label(estimator)
     report = Report([], tol)
-    insts = maybe_blockwise(_instances(instances, formulation))
+    insts = maybe_blockwise(_instances(instances, formulation), client)
     report.planned = len(insts)
     for inst in insts:
         try:

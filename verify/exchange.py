@@ -149,14 +149,14 @@ def _fixed(answer):
 
 
 def check_answers(directory, tol: float = DEFAULT_TOL, *, name: str | None = None, on_record=None,
-                  certificate: bool | None = None) -> Report:
+                  certificate: bool | None = None, client=None) -> Report:
     """Judge every answer in ``directory/answers`` against the reference (or by its certificate: ``certificate`` as
-    for :func:`svmref.verify.check`); the instances without one are listed in ``report.skipped`` ("no answer for
-    NAME")."""
+    for :func:`svmref.verify.check`; a Dask ``client`` makes the kernel's blocks on its cluster); the instances without
+    one are listed in ``report.skipped`` ("no answer for NAME")."""
     from .blockwise import maybe_blockwise
 
     formulation, insts = load_exported(directory)
-    insts = maybe_blockwise(insts)
+    insts = maybe_blockwise(insts, client)
     label = name or f"answers in {directory}"
     report = Report([], tol)
     report.planned = len(insts)

@@ -254,7 +254,8 @@ def prepare_model(model_path, data_path, C: float, *, epsilon: float | None = No
 
 
 def check_model(model_path, data_path, C: float, *, epsilon: float | None = None, test_path=None,
-                tol: float = DEFAULT_TOL, on_record=None, prepared=None, certificate: bool | None = None) -> Report:
+                tol: float = DEFAULT_TOL, on_record=None, prepared=None, certificate: bool | None = None,
+                client=None) -> Report:
     """Judge the model file ``model_path`` trained on ``data_path`` with ``C`` (module docstring); ``prepared`` is what
     :func:`prepare_model` returned for the same arguments, when the caller has it."""
     problems = prepare_model(model_path, data_path, C, epsilon=epsilon, test_path=test_path) if prepared is None \
@@ -270,7 +271,7 @@ def check_model(model_path, data_path, C: float, *, epsilon: float | None = None
     from .blockwise import maybe_blockwise
 
     for formulation, inst, answer in problems:
-        inst = maybe_blockwise([inst])[0]
+        inst = maybe_blockwise([inst], client)[0]
         report.extend(check(lambda *a, _ans=answer, **k: _ans, formulation, [inst], tol, name=name,
                             on_record=on_record, certificate=certificate))
     if test_path is None:
