@@ -136,6 +136,8 @@ class Record:
             the traceback and the output.
         """
         out = self._advice() if self.passed is False else []
+        if self.passed is None and len(self.reason) > 160:  # a verdict that is no verdict says its whole reason
+            out.append(f"    {self.reason}")
         if verbose and self.traceback:
             out.append("    solver traceback:")
             out += [f"    ! {ln}" for ln in self.traceback.rstrip("\n").splitlines()]
