@@ -1,5 +1,5 @@
 """verify's verdicts on the built-in solvers over ``svmref.testing.strategies``, judged by an extended-precision solve
-(``benchmarks/verify_strategies.py``; issue 41): no ``pass`` where the independent optimum of ``benchmarks/labels.py``
+(``benchmarks/verify_strategies.py``): no ``pass`` where the independent optimum of ``benchmarks/labels.py``
 shows an error above ``T`` (plus its own uncertainty and the floating-point floor), and no ``fail`` that neither the
 true error nor a failed KKT residual recomputed in extended precision confirms. The benchmark's default is 500
 examples per formulation; this slow test draws :data:`EXAMPLES` of each.

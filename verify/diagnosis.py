@@ -419,8 +419,8 @@ def _added_diagonal(spec, inst, ans, r, values, tol, tols, failing) -> str:
     v = alpha * inst.y
     s = inst.y * (inst.K @ v + float(ans["b"])) - 1.0
     delta = -float(s[free] @ alpha[free]) / float(alpha[free] @ alpha[free])
-    if not (delta > 0 and math.isfinite(delta)):
-        return ""
+    if not (math.isfinite(delta) and delta > 1e3 * kkt.rounding(inst.N, float(np.max(np.abs(np.diag(inst.K)))))):
+        return ""  # a delta at the rounding of K's entries is K itself
     if _solves(spec, inst, ans, tol, tols, K=inst.K + delta * np.eye(inst.N)) is None:
         return ""
     return (f"solves the problem for K + delta I instead of K, with delta = {delta:.6g} (= {delta * C:.6g} / C, "
@@ -443,6 +443,8 @@ def other_problem(spec, inst, ans: dict, r, values: dict, tol: float, tols: dict
             return words
     if "box" in failing:
         return ""  # a box violation is its own story
+    if not [k for k in failing if k not in COMPARISONS]:
+        return ""  # its own KKT conditions hold: it solves this problem to tol, so no neighbour is "instead"
     near_miss = all(math.isfinite(values.get(k, float("nan"))) and values[k] <= 100.0 * tols[k]
                     for k in failing if k in tols)
     if near_miss:
