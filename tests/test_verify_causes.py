@@ -34,7 +34,9 @@ from svmref.verify.data import Instance
 from svmref.verify.evaluation import apart
 
 ROOT = Path(__file__).resolve().parents[1]
-CASE = ROOT.parent / "shared" / "cases" / "near_singular_l1_svm.json"
+#: The case kept in ``../shared/cases/`` (outside the repository), copied here so that a clean clone
+#: runs it.
+CASE = ROOT / "tests" / "cases" / "near_singular_l1_svm.json"
 TOL = verify.DEFAULT_TOL
 RUNGS = (1e-12, 1e-11, 1e-10, 1e-9)
 
