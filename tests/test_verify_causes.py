@@ -15,7 +15,6 @@ or by scikit-learn's SVC (LIBSVM), whose kernel cache keeps float32 columns.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import textwrap
 import warnings
@@ -403,7 +402,7 @@ def test_solver_tol_names_another_parameter_and_refuses_an_absent_one():
         verify.check(solver, "l1_svm", [inst], 1e-5, solver_tol="stop")
 
 
-def test_the_command_line_passes_tol_to_the_parameter_named_by_solver_tol(tmp_path):
+def test_the_command_line_passes_tol_to_the_parameter_named_by_solver_tol(tmp_path, capsys):
     (tmp_path / "mine.py").write_text(textwrap.dedent("""
         import sys
         from svmref.solvers import smo
@@ -412,14 +411,16 @@ def test_the_command_line_passes_tol_to_the_parameter_named_by_solver_tol(tmp_pa
             print("stop =", stop, file=sys.stderr)
             return smo.l1_svm(K, y, C, tol=stop)
     """))
-    run = subprocess.run([sys.executable, "-m", "svmref.cli", "verify", f"{tmp_path / 'mine.py'}:solve", "-f", "l1_svm",
-                          "--solver-tol", "stop", "--tol", "1e-7", "--verbose"], capture_output=True, text=True,
-                         cwd=tmp_path, timeout=600)
-    assert "stop = 1e-07" in run.stdout, run.stdout[-3000:] + run.stderr[-3000:]
-    assert "to the solver's parameter stop (--solver-tol)" in run.stdout
-    bad = subprocess.run([sys.executable, "-m", "svmref.cli", "verify", f"{tmp_path / 'mine.py'}:solve", "-f", "l1_svm",
-                          "--solver-tol", "nope"], capture_output=True, text=True, cwd=tmp_path, timeout=600)
-    assert bad.returncode == 2 and "--solver-tol 'nope'" in bad.stderr and "no parameter named nope" in bad.stderr
+    from svmref.cli import main
+
+    code = main(["verify", f"{tmp_path / 'mine.py'}:solve", "-f", "l1_svm", "--solver-tol", "stop", "--tol", "1e-7",
+                 "--verbose", "--timeout", "60"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "stop = 1e-07" in out, out[-3000:] + err[-3000:]
+    assert "to the solver's parameter stop (--solver-tol)" in out
+    code = main(["verify", f"{tmp_path / 'mine.py'}:solve", "-f", "l1_svm", "--solver-tol", "nope"])
+    out, err = capsys.readouterr()
+    assert code == 2 and "--solver-tol 'nope'" in err and "no parameter named nope" in err
 
 
 def test_a_solver_that_calls_sys_exit_is_an_error_not_the_end_of_verify():

@@ -7,9 +7,6 @@ intercept in the penalty is "a different problem", never a pass; scikit-learn-in
 """
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 from sklearn.datasets import load_iris
@@ -120,14 +117,16 @@ def test_scikit_learn_intelex_names_the_code_path_it_ran():
         assert report[0].verdict in ("pass", "fail"), report.table()  # judged, its dual read from oneDAL's state
 
 
-def test_the_command_line_judges_an_estimator_on_multiclass_data(tmp_path):
+def test_the_command_line_judges_an_estimator_on_multiclass_data(tmp_path, capsys):
+    from svmref.cli import main
+
     X, y = load_iris(return_X_y=True)
     np.savetxt(tmp_path / "iris.csv", np.column_stack([X, y]), delimiter=",")
-    run = subprocess.run([sys.executable, "-m", "svmref.cli", "verify", "--estimator", "sklearn.svm:SVC", "-f", "l1_svm",
-                          "--data", str(tmp_path / "iris.csv"), "--tol", "1e-2", "--param", "tol=1e-10"],
-                         capture_output=True, text=True, timeout=600)
-    rows = [ln.split()[2] for ln in run.stdout.splitlines() if ln.startswith("l1_svm ")]
-    assert rows == ["data-iris-0-vs-1", "data-iris-0-vs-2", "data-iris-1-vs-2"], run.stdout + run.stderr
-    bad = subprocess.run([sys.executable, "-m", "svmref.cli", "verify", "--estimator", "sklearn.svm:SVC", "-f", "l1_svm",
-                          "--param", "nope=1"], capture_output=True, text=True, timeout=600)
-    assert bad.returncode == 2 and "--param: SVC(nope=1) cannot be built" in bad.stderr and not bad.stdout
+    main(["verify", "--estimator", "sklearn.svm:SVC", "-f", "l1_svm", "--data", str(tmp_path / "iris.csv"), "--tol",
+          "1e-2", "--param", "tol=1e-10", "--timeout", "60"])
+    out, err = capsys.readouterr()
+    rows = [ln.split()[2] for ln in out.splitlines() if ln.startswith("l1_svm ")]
+    assert rows == ["data-iris-0-vs-1", "data-iris-0-vs-2", "data-iris-1-vs-2"], out + err
+    code = main(["verify", "--estimator", "sklearn.svm:SVC", "-f", "l1_svm", "--param", "nope=1"])
+    out, err = capsys.readouterr()
+    assert code == 2 and "--param: SVC(nope=1) cannot be built" in err and not out
