@@ -21,9 +21,18 @@ from svmref.verify.exchange import check_answers, export, load_exported
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "svmref.cli", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=600)
+def _cli(*args):
+    """``svmref ARGS`` in this process: its exit status and what it printed, as a finished process would give them."""
+    import contextlib
+    import io
+    from types import SimpleNamespace
+
+    from svmref.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return SimpleNamespace(returncode=code, stdout=out.getvalue(), stderr=err.getvalue())
 
 
 def load_quick(formulation):
