@@ -104,7 +104,8 @@ def test_the_smo_run_live_on_the_case_is_named_by_its_status_where_it_stalls():
         warnings.simplefilter("ignore")
         res = smo.l1_svm(inst.K, inst.y, inst.hyper["C"], tol=1e-12)
     if res.status == "optimal":
-        pytest.skip("on this floating-point path the SMO converges at tol 1e-12 (status optimal): the case does not arise")
+        pytest.skip(reason="on this floating-point path the SMO converges at tol 1e-12 (status optimal): the case does "
+                           "not arise")
     rec = verify.check(_fixed(res), "l1_svm", [inst], TOL)[0]
     if rec.verdict == "fail":
         assert rec.diagnoses[0].startswith(f"the solver reported status {res.status!r}"), rec.diagnoses

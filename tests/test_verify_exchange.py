@@ -118,7 +118,7 @@ def _c_program() -> str:
 def test_the_c_program_of_the_docs_writes_answers_that_pass(tmp_path):
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
-        pytest.skip("no C compiler (cc or gcc) on this machine: the C program of docs/verify.md is not compiled")
+        pytest.skip(reason="no C compiler (cc or gcc) on this machine: the C program of docs/verify.md is not compiled")
     src = tmp_path / "smo.c"
     src.write_text(_c_program())
     build = subprocess.run([cc, "-O2", "-o", str(tmp_path / "smo"), str(src), "-lm"], capture_output=True, text=True)

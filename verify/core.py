@@ -64,8 +64,7 @@ class SignatureError(TypeError):
 
 def _expected_names(spec) -> list[str]:
     """The names of the positional arguments in the entry's call form: ``f(K, y, C, **options)`` -> K, y, C."""
-    inside = spec.call[spec.call.index("(") + 1:spec.call.rindex(")")]
-    return [a.strip() for a in inside.split(",")][:spec.n_args]
+    return spec.positional_names
 
 
 def _misordered(sig: inspect.Signature, spec) -> list[tuple[str, str]]:

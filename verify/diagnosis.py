@@ -329,7 +329,7 @@ def _no_or_regularised_bias(spec, inst, ans, r, values, tol, tols, failing) -> s
     K2 = inst.K + c
     ok = _solves(spec, inst, {**ans, "b": 0.0}, tol, tols, skip=("equality",), K=K2)
     C2 = None
-    if ok is None and kkt.BOX_DUALS.get(spec.name) is not None and kkt.BOX_DUALS[spec.name].shift:
+    if ok is None and spec.box_dual is not None and spec.box_dual.shift:
         C2 = _ls_C(spec, inst, ans, K2, 0.0)
         if C2 is not None:
             ok = _solves(spec, inst, {**ans, "b": 0.0}, tol, tols, skip=("equality",), K=K2,
@@ -407,7 +407,7 @@ def _added_diagonal(spec, inst, ans, r, values, tol, tols, failing) -> str:
     """``K + delta I`` instead of ``K`` (a code that adds ``lambda N I``, or the modified kernel's ``I/C`` where it does
     not belong), with ``delta`` estimated from the answer's free ``alpha_i`` (least squares on their margin
     equations); the LS-SVM-type duals meet this as another C."""
-    box = kkt.BOX_DUALS.get(spec.name)
+    box = spec.box_dual
     if box is None or box.shift or ans.get("alpha") is None or ans.get("b") is None or inst.N > MAX_N_PROBE:
         return ""
     alpha = np.asarray(ans["alpha"], dtype=float)

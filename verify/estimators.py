@@ -249,7 +249,7 @@ class EstimatorSolver:
         self.tol_name = probe.tol_name if probe is not None else None
         import inspect
 
-        names = [a.strip() for a in spec.call[spec.call.index("(") + 1:spec.call.rindex(")")].split(",")][:spec.n_args]
+        names = spec.positional_names
         P = inspect.Parameter
         sig = [P(n, P.POSITIONAL_OR_KEYWORD) for n in names]
         sig += [P(k, P.KEYWORD_ONLY, default=None) for k in spec.instance_keywords]

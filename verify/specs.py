@@ -141,6 +141,17 @@ class Spec:
     equality_words: str = "y'alpha != 0"
     stationarity_words: str = "b-free KKT residual (maximal violating pair)"
 
+    @property
+    def box_dual(self) -> kkt.BoxDual | None:
+        """The box-constrained dual this formulation is (:data:`svmref.verify.kkt.BOX_DUALS`), or None."""
+        return kkt.BOX_DUALS.get(self.name)
+
+    @property
+    def positional_names(self) -> list[str]:
+        """The names of the positional arguments in :attr:`call`: ``f(K, y, C, **options)`` -> K, y, C."""
+        inside = self.call[self.call.index("(") + 1:self.call.rindex(")")]
+        return [a.strip() for a in inside.split(",")][:self.n_args]
+
     def build_reference(self, inst, ans: dict) -> R.Reference:
         """The reference of ``inst`` (cached per instance unless it depends on the answer)."""
         key = (self.name, inst.key()) if self.cache_reference else None
