@@ -8,8 +8,8 @@ fields (RLS: ``c``; support features machine: ``lam``, ``a``; ISLS: ``history``)
 ``status`` is one of:
 
 * ``"optimal"``            -- the stopping rule was met (KKT gap <= tol, or a direct solve) **and** the certified
-  relative duality gap is within the solver's ``gap_tol``: ``duality_gap <= gap_tol`` (below), so the objective is
-  within ``gap_tol + gap_floor`` of the optimum, relative;
+  relative duality gap is within the solver's ``gap_tol``: ``duality_gap <= gap_tol`` and ``gap_floor <=
+  max(gap_tol, FLOOR_CAP)`` (below), so the objective is within ``gap_tol + gap_floor`` of the optimum, relative;
 * ``"suboptimal"``         -- the stopping rule was met but the certified relative duality gap is above
   ``gap_tol``: the point may be up to ``duality_gap`` (relative) from the optimum; a :class:`SuboptimalWarning`
   said so and which ``tol`` should fix it;
@@ -25,14 +25,17 @@ certified lower bound on ``|optimum|`` (the solver docstrings derive each from w
 ``0 <= objective - optimum <= duality_gap * gap_scale`` (minimisation sign; the reverse for a maximisation) up to
 the rounding of evaluating the objectives, which ``gap_floor * gap_scale`` bounds (a multiple of ``N`` unit
 roundoffs times the sizes of the terms summed): so ``|objective - optimum| / |optimum| <= duality_gap + gap_floor``.
-The label is read off the same numbers: ``"optimal"`` needs ``duality_gap <= gap_tol``, so an optimal result is
-within ``gap_tol + gap_floor`` of the optimum, relative (never ``max(1, |objective|)``: a small objective is held
+The label is read off the same numbers: ``"optimal"`` needs ``duality_gap <= gap_tol`` and ``gap_floor <=
+max(gap_tol, FLOOR_CAP)`` (``FLOOR_CAP = 1e-6``), so an optimal result is within ``gap_tol + gap_floor`` of the
+optimum, relative (never ``max(1, |objective|)``: a small objective is held
 to a relative bound, not an absolute one). The floor is not added to the gap before the comparison: it is a
 worst-case bound on rounding that no solver can go below (it grows with ``N`` and with cancellation in the
 objective, e.g. 1e-7 relative for the LS-SVM at C = 100 on 2201 titanic patterns), so adding it would refuse
-the label to exact solves; it is reported beside the gap instead. ``nan`` where no certificate exists (a kernel
-that is not PSD, a non-finite result); :func:`relative_gap` and :func:`certified` are the two formulas, written
-once.
+the label to exact solves; it is reported beside the gap instead, and bounded: a floor above both ``gap_tol`` and
+``FLOOR_CAP`` (infinite where it is not below ``|optimum|``, as for the linear kernel of features with a common offset
+of 1e9) leaves the label ``"suboptimal"`` with a warning that says no certificate is possible. ``nan`` where no
+certificate exists (a kernel that is not PSD, a non-finite result); :func:`relative_gap` and :func:`certified` are
+the two formulas, written once.
 
 The decision function and the prediction are written once, here, for every result type:
 :meth:`SolverResult.decision_function` evaluates the kernel expansion
@@ -60,7 +63,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 __all__ = ["SolverResult", "ConvergenceWarning", "IllConditionedWarning", "SuboptimalWarning", "warn_not_converged",
-           "warn_suboptimal", "kernel_expansion", "sign_labels", "relative_gap", "certified", "UNIT_ROUNDOFF"]
+           "warn_suboptimal", "kernel_expansion", "sign_labels", "relative_gap", "certified", "FLOOR_CAP", "UNIT_ROUNDOFF"]
 
 #: The unit roundoff of float64 (``eps / 2``): the floors of the certificates are multiples of it.
 UNIT_ROUNDOFF = float(np.finfo(np.float64).eps) / 2.0
@@ -233,22 +236,36 @@ def relative_gap(gap: float, floor: float, scale: float) -> tuple[float, float]:
     return rel(gap), rel(floor)
 
 
+#: The largest relative rounding floor an ``"optimal"`` result may have where ``gap_tol`` is smaller (the module
+#: docstring, "The certificate"): an exact LS-SVM solve of 2201 patterns at C = 100 has 1e-7, while a floor that is
+#: not below ``|optimum|`` (a kernel whose entries are dominated by a large common part, e.g. the linear kernel of
+#: features with an offset of 1e9: ``x'z`` about 1e18, rounded by hundreds) makes every relative statement void.
+FLOOR_CAP = 1e-6
+
+
 def certified(gap: float, floor: float, scale: float, gap_tol: float) -> bool:
-    """The rule of the label ``"optimal"``: ``gap <= gap_tol * scale`` (absolute quantities: the certified gap
-    within ``gap_tol`` of the certified lower bound ``scale`` on ``|optimum|``, which already has the floor taken
-    off; the floor itself is reported, not added: module docstring)."""
-    return bool(np.isfinite(gap) and np.isfinite(floor) and gap <= gap_tol * scale)
+    """The rule of the label ``"optimal"``: ``gap <= gap_tol * scale`` and ``floor <= max(gap_tol, FLOOR_CAP) *
+    scale`` (absolute quantities: the certified gap within ``gap_tol`` of the certified lower bound ``scale`` on
+    ``|optimum|``, which already has the floor taken off; the floor itself is reported, not added, but it must be
+    small: an optimal result is within ``gap_tol + max(gap_tol, FLOOR_CAP)`` of the optimum, relative; module
+    docstring)."""
+    return bool(np.isfinite(gap) and np.isfinite(floor) and gap <= gap_tol * scale
+                and floor <= max(gap_tol, FLOOR_CAP) * scale)
 
 
 def warn_suboptimal(solver: str, rule: str, rel_gap: float, rel_floor: float, gap_tol: float, advice: str,
-                    stacklevel: int = 3) -> str:
+                    stacklevel: int = 3, uncertifiable: str = "") -> str:
     """Issue the :class:`SuboptimalWarning` of a result whose stopping rule (``rule``, in words) held but whose
     certified relative gap is above ``gap_tol``; returns the message (the result's ``message``)."""
-    if rel_floor >= gap_tol:  # no point can be certified to gap_tol: say so instead of advising a tol
+    if not rel_floor < 1.0:  # the floor is not below |optimum|: no relative statement at all
+        advice = ("the floating-point floor of evaluating the objectives is not below the certified bound on "
+                  "|optimum| here, so no relative gap can be certified in double precision, whatever the tol. "
+                  + uncertifiable)
+    elif rel_floor >= gap_tol:  # no point can be certified to gap_tol: say so instead of advising a tol
         advice = (f"gap_tol is below the floating-point floor {rel_floor:.2g} of evaluating the objectives here, so "
                   f"no solution can be certified to it; use gap_tol >= {2.0 * rel_floor:.1g}")
-    msg = (f"{solver}: {rule}, but the certified relative duality gap is {rel_gap:.3g} (floor {rel_floor:.2g}) > "
-           f"gap_tol = {gap_tol:g}: the objective may be up to {100.0 * (rel_gap + rel_floor):.3g}% of |optimum| "
+    msg = (f"{solver}: {rule}, but the certified relative duality gap {rel_gap:.3g} (floor {rel_floor:.2g}) is not "
+           f"within gap_tol = {gap_tol:g}: the objective may be up to {100.0 * (rel_gap + rel_floor):.3g}% of |optimum| "
            f"from the optimum (status='suboptimal'). {advice}")
     warnings.warn(msg, SuboptimalWarning, stacklevel=stacklevel)
     return msg

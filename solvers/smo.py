@@ -514,6 +514,7 @@ class _Run:
             self.refresh()
             self.Gbar = self.gbar() if self.shrinking else np.zeros(M)
         self.fabs = max(self.fabs, float(np.max(np.abs(self.F))) if M else 0.0)
+        self.d_start = self.objective() if alpha0 is not None else 0.0
 
     def kkt_gap(self):
         return float(kkt_gap(self.y, self.lower, self.upper, self.alpha, self.F))
@@ -706,6 +707,41 @@ def _advice(kkt, tol, rel, gap_tol):
             f"gap); or raise gap_tol if {100.0 * rel:.3g}% is acceptable")
 
 
+def _uncertifiable(run, objective) -> str:
+    """Why no relative gap can be certified (the floor is not below ``|D(alpha)|``), in numbers: the size of K
+    against the objective, and for a dense K whose entries nearly all agree, that a constant part dominates it."""
+    K = getattr(run.qm, "K", None)
+    text = (f"K_ii reach {float(np.max(np.abs(run.Kd), initial=0.0)):.3g} while |D(alpha)| = {abs(objective):.3g}: "
+            "the rounding of K alpha is as large as the objective.")
+    if isinstance(K, np.ndarray) and K.size:
+        top = float(np.max(np.abs(K)))
+        spread = float(np.ptp(K)) / top if top > 0.0 else 1.0
+        if spread < 1e-6:
+            text += (f" Every K_ij lies within {spread:.1g} (relative) of the others: a constant part dominates K, "
+                     "as in the linear kernel of features with a large common offset. With the free bias b "
+                     "(y'alpha = 0) the kernel of the centred features gives the same solution: centre them first.")
+    return text
+
+
+def _beyond_psd_bound(run) -> str:
+    """With ``shift = 1/C > 0`` (L2, LS-SVM) every iterate of SMO, a descent method from ``D_0 = D(alpha0)`` (0 from
+    ``alpha = 0``), has ``(shift/2) ||beta||^2 <= D(beta) - p'beta <= D_0 + ||p|| ||beta||`` when ``K`` is PSD, so
+    ``||beta|| <= (||p|| + sqrt(||p||^2 + 2 shift max(D_0, 0))) / shift`` (``2 ||p|| C`` from zero); an iterate beyond
+    that bound proves that ``K + shift I``, as given (rounded), is not PSD. Returns the words saying so, or ``""``."""
+    d0 = getattr(run, "d_start", 0.0)
+    if not run.shift > 0.0 or run.seen_nonconvex or not np.isfinite(d0):
+        return ""
+    with np.errstate(over="ignore", invalid="ignore"):
+        norm = float(np.linalg.norm(run.alpha))
+    pn = float(np.linalg.norm(run.p))
+    bound = (pn + np.sqrt(pn * pn + 2.0 * run.shift * max(d0, 0.0))) / run.shift
+    if norm <= bound * (1.0 + 1e-6):
+        return ""
+    return (f": ||alpha|| = {norm:.3g} exceeds {bound:.3g} (2 ||p|| C from alpha = 0), which no iterate reaches when K + I/C is "
+            "positive semidefinite, so K as given is not (its rounding, e.g. the Gram matrix of features with a large "
+            "common offset, broke it below the detection threshold)")
+
+
 def _status(run, code, gap, final, b, objective, cert, gap_tol):
     """``(status, message, converged, rule)`` of a finished run (the labels of :class:`SolverResult`); ``rule`` is the
     stopping rule in words when it held but the certificate did not (``status="suboptimal"``), else ``""``."""
@@ -728,9 +764,13 @@ def _status(run, code, gap, final, b, objective, cert, gap_tol):
         status, converged, rule = "not_convex", False, ""
         message = ("the kernel matrix is not positive semidefinite (a_ij < 0 met, TAU clamp used): "
                    f"a stationary point of a non-convex problem at best; {message}")
+    beyond = _beyond_psd_bound(run)
     if not (np.all(np.isfinite(run.alpha)) and np.isfinite(b) and np.isfinite(objective)):
         status, converged, rule = "numerical_issue", False, ""
-        message = f"non-finite alpha, b or objective: the result is unusable ({message})"
+        message = f"non-finite alpha, b or objective: the result is unusable{beyond} ({message})"
+    elif beyond:
+        status, converged, rule = "numerical_issue", False, ""
+        message = f"the result is unusable{beyond} ({message})"
     elif cert is not None and cert.gap < -cert.floor:
         status, converged, rule = "numerical_issue", False, ""
         message = (f"negative duality gap {cert.gap:.3g} beyond its rounding floor {cert.floor:.3g}: weak duality fails, "
@@ -738,14 +778,15 @@ def _status(run, code, gap, final, b, objective, cert, gap_tol):
     return status, message, converged, rule
 
 
-def _warn(name, status, message, rule, nonconvex_msg, final, cert, gap, tol, gap_tol, n_iter, stacklevel):
+def _warn(name, status, message, rule, nonconvex_msg, final, cert, gap, tol, gap_tol, n_iter, stacklevel,
+          uncertifiable=""):
     """The warning of a finished run (one at most); returns the result's message."""
     if status == "max_iter_reached":
         warn_not_converged(name, n_iter, gap, tol, stacklevel=stacklevel + 2)
     elif status == "suboptimal":
         rel, rel_floor = cert.relative() if cert is not None else (float("nan"), float("nan"))
         return warn_suboptimal(name, rule, rel, rel_floor, gap_tol, _advice(gap, tol, rel, gap_tol),
-                               stacklevel=stacklevel + 2)
+                               stacklevel=stacklevel + 2, uncertifiable=uncertifiable)
     elif status != "optimal" and not (status == "not_convex" and nonconvex_msg and final is None):  # warned above
         warnings.warn(f"{name}: {message} (status={status!r})",
                       NotConvexWarning if status == "not_convex" else ConvergenceWarning, stacklevel=stacklevel + 1)
@@ -790,7 +831,7 @@ def _engine(qm, pat, y, p, lower, upper, shift, *, tol, gap_tol, second, wss, ma
     status, message, converged, rule = _status(run, code, gap, final, b, objective, cert, gap_tol)
     elapsed = time.perf_counter() - t0
     message = _warn(name, status, message, rule, nonconvex_msg, final, cert, gap, tol, gap_tol, int(run.n_iter),
-                    stacklevel)
+                    stacklevel, _uncertifiable(run, objective) if status == "suboptimal" else "")
     fields, cinfo = _cert_fields(cert, gap_tol, status, gap, tol)
     info = {"diag_shift": shift, "max_iter": max_iter, "F_refreshes": run.refreshes, "F_drift": run.drift,
             "newton_steps": run.newton_steps, "shrinking": shrinking, "min_active": run.min_active,
