@@ -47,6 +47,11 @@ an array of statuses, ``duality_gap_`` an array of gaps, ``support_`` the union 
 (indices into the full training set); ``alpha_``, ``dual_coef_``, ``coef_`` and ``result_`` are the binary model's and live on
 ``estimators_[k]``.
 
+``kernel="linear"`` with a free bias (every kernel estimator but the RLS and ISLS ones): the kernel is computed on
+the training features centred by their mean ``X_offset_``, the same problem (``y'alpha = 0``) without the
+cancellation a common offset causes (a timestamp feature, or features offset by 1e9, made ``x'z`` about 1e18 and
+the fit no better than chance); ``intercept_`` is that of the uncentred expansion, as in scikit-learn.
+
 ``sigma="scale"`` is scikit-learn's ``gamma="scale"`` (``Var(X)`` over all entries of ``X``), so unlike the kernel
 values, which are exact at any feature offset (:mod:`svmref.kernels`), it is not translation-invariant: a feature
 with a large offset (a raw timestamp) inflates it until the kernel is nearly 1 everywhere. Centre such data, or pass
@@ -168,14 +173,28 @@ class _Base(HyperparameterMixin, BaseEstimator, metaclass=ABCMeta):
 
     def _reset(self):
         """Forget a previous fit (a refit on other data must not keep stale attributes)."""
-        for name in [a for a in vars(self) if (a.endswith("_") and not a.startswith("_")) or a == "_pair_rows"]:
+        for name in [a for a in vars(self) if (a.endswith("_") and not a.startswith("_"))
+                     or a in ("_pair_rows", "_intercept_centred")]:
             delattr(self, name)
 
 
 class _KernelMixin:
-    """The kernel of an estimator: the one place where kernel matrices are built (:meth:`_kernel`)."""
+    """The kernel of an estimator: the one place where kernel matrices are built (:meth:`_kernel`).
+
+    The linear kernel of a model with a free bias whose dual keeps ``sum_i coef_i = 0`` (``y'alpha = 0``: 000 eqs.
+    (2), (5) and Table 1; the epsilon-SVR's ``sum_i (alpha_i^+ - alpha_i^-) = 0``) is computed on the training
+    features centred by their mean ``X_offset_``: on that constraint ``(x_i - m)'(x_j - m)`` and ``x_i'x_j`` give the
+    same dual objective, hence the same solution, and ``f(x) = sum_i coef_i (x_i - m)'(x - m) + b_c`` is the same
+    function as ``sum_i coef_i x_i'x + b_c - w'm``. In floating point they differ: a common offset of 1e9 makes
+    ``x'z`` about 1e18, rounded by hundreds, and the uncentred kernel keeps hardly a digit of the data (the fit
+    was 0.5 accurate where the centred one is 0.95). ``intercept_`` is the uncentred model's bias
+    ``b_c - sum_i coef_i (x_i - m)'m`` (scikit-learn's meaning); ``decision_function`` uses the centred form.
+    """
 
     _has_support = True
+    #: whether the model's dual keeps ``sum_i coef_i = 0`` exactly (a free bias), so that the linear kernel may be
+    #: computed on centred features (class docstring); the RLS (no bias) and ISLS (thresholded coefficients) do not
+    _centres_linear = True
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -193,10 +212,10 @@ class _KernelMixin:
         return {} if self.sigma_ is None else {"sigma": self.sigma_}
 
     def _resolve_sigma(self, X):
+        if self.kernel not in ("rbf", "gaussian"):
+            return None  # the other kernels have no width: sigma is not used, nor checked against X
         if self.sigma != "scale":
             return float(self.sigma)
-        if self.kernel == "precomputed":
-            return None
         var = float(X.var())
         scale2 = X.shape[1] * var if var > 0 else 1.0  # 1/gamma of scikit-learn's gamma='scale'
         return float(np.sqrt(scale2 / 2.0 if self.kernel == "gaussian" else scale2))
@@ -209,8 +228,11 @@ class _KernelMixin:
         """
         if train:
             self.sigma_ = self._resolve_sigma(X)
+            self.X_offset_ = X.mean(axis=0) if self.kernel == "linear" and self._centres_linear else None
             if self.kernel == "precomputed":
                 return X
+            if self.X_offset_ is not None:
+                X = X - self.X_offset_
             if self._raw_x() and self.kernel in _RAW_KERNELS:
                 # SMO reads columns of K on demand from raw X, with an LRU cache of cache_size MB (as SVC)
                 from svmref.solvers.smo import RawKernel
@@ -222,7 +244,11 @@ class _KernelMixin:
         params = {"rbf": {"sigma": self.sigma_}, "gaussian": {"sigma": self.sigma_},
                   "poly": {"c": self.c, "d": self.degree}, "mlp": {"k": self.k, "theta": self.theta},
                   "linear": {}}[self.kernel]
-        return kernel_matrix(X, None if train else self.support_vectors_, kernel=self.kernel, **params)
+        Z = None if train else self.support_vectors_
+        offset = None if train else getattr(self, "X_offset_", None)
+        if offset is not None:
+            X, Z = X - offset, Z - offset
+        return kernel_matrix(X, Z, kernel=self.kernel, **params)
 
     def _raw_x(self):
         """Whether the solver takes raw X (:class:`~svmref.solvers.smo.RawKernel`) instead of a dense K."""
@@ -235,7 +261,10 @@ class _KernelMixin:
         self.support_ = support
         self.support_vectors_ = np.empty((0, X.shape[1])) if self.kernel == "precomputed" else X[support]
         self.dual_coef_ = np.asarray(coef[support], dtype=float)
-        self.intercept_ = 0.0 if b is None else float(b)
+        self._intercept_centred = 0.0 if b is None else float(b)
+        offset = getattr(self, "X_offset_", None)
+        shift = 0.0 if offset is None else float(self.dual_coef_ @ ((self.support_vectors_ - offset) @ offset))
+        self.intercept_ = self._intercept_centred - shift
         self.n_iter_ = int(result.n_iter)
         self.status_ = result.status
         self.duality_gap_ = float(result.duality_gap)
@@ -244,8 +273,8 @@ class _KernelMixin:
     def _binary_decision(self, X):
         """``f(x) = sum_{i in support_} dual_coef_i k(x_i, x) + intercept_`` (000 eq. (2); 001 eq. (9); 004 eq. (2))."""
         if self.support_.size == 0:
-            return np.full(X.shape[0], self.intercept_)
-        return kernel_expansion(self._kernel(X, train=False), self.dual_coef_, self.intercept_)
+            return np.full(X.shape[0], self._intercept_centred)
+        return kernel_expansion(self._kernel(X, train=False), self.dual_coef_, self._intercept_centred)
 
     def _rows(self, X, rows):
         """The training data restricted to ``rows`` (rows and columns of a precomputed kernel)."""
@@ -381,6 +410,8 @@ class _Regressor(RegressorMixin, _Base):
         self.alpha_ = scale * self.alpha_
         self.dual_coef_ = scale * self.dual_coef_
         self.intercept_ = scale * self.intercept_ + mean
+        if hasattr(self, "_intercept_centred"):
+            self._intercept_centred = scale * self._intercept_centred + mean
         return self
 
     def predict(self, X):
@@ -523,7 +554,10 @@ class L1SVC(_SMOClassifier):
     duality_gap_ : float
         The certified relative duality gap of the fitted model (``result_.duality_gap``).
     sigma_ : float or None
-        The kernel width used.
+        The kernel width used (None for the kernels without one: linear, poly, mlp, precomputed).
+    X_offset_ : ndarray of shape (n_features,) or None
+        The training features' mean, by which they are centred for ``kernel="linear"`` (the estimators whose
+        model keeps ``sum_i coef_i = 0``: all but the RLS and ISLS ones; module docstring); None otherwise.
     classes_ : ndarray of shape (n_classes,)
         The class labels; with two classes ``classes_[1]`` is +1.
     n_features_in_ : int
@@ -623,7 +657,10 @@ class L2SVC(_SMOClassifier):
     duality_gap_ : float
         The certified relative duality gap of the fitted model (``result_.duality_gap``).
     sigma_ : float or None
-        The kernel width used.
+        The kernel width used (None for the kernels without one: linear, poly, mlp, precomputed).
+    X_offset_ : ndarray of shape (n_features,) or None
+        The training features' mean, by which they are centred for ``kernel="linear"`` (the estimators whose
+        model keeps ``sum_i coef_i = 0``: all but the RLS and ISLS ones; module docstring); None otherwise.
     classes_ : ndarray of shape (n_classes,)
         The class labels; with two classes ``classes_[1]`` is +1.
     n_features_in_ : int
@@ -724,7 +761,10 @@ class LeastOneNormSVC(_SMOClassifier):
     duality_gap_ : float
         The certified relative duality gap of the fitted model (``result_.duality_gap``).
     sigma_ : float or None
-        The kernel width used.
+        The kernel width used (None for the kernels without one: linear, poly, mlp, precomputed).
+    X_offset_ : ndarray of shape (n_features,) or None
+        The training features' mean, by which they are centred for ``kernel="linear"`` (the estimators whose
+        model keeps ``sum_i coef_i = 0``: all but the RLS and ISLS ones; module docstring); None otherwise.
     classes_ : ndarray of shape (n_classes,)
         The class labels; with two classes ``classes_[1]`` is +1.
     n_features_in_ : int
@@ -829,7 +869,10 @@ class LSSVC(_SMOClassifier):
         its result object (:class:`~svmref.solvers.smo.SMOResult`, or
         :class:`~svmref.solvers.linear.LinearResult` for the direct solve).
     sigma_ : float or None
-        The kernel width used.
+        The kernel width used (None for the kernels without one: linear, poly, mlp, precomputed).
+    X_offset_ : ndarray of shape (n_features,) or None
+        The training features' mean, by which they are centred for ``kernel="linear"`` (the estimators whose
+        model keeps ``sum_i coef_i = 0``: all but the RLS and ISLS ones; module docstring); None otherwise.
     classes_ : ndarray of shape (n_classes,)
         The class labels; with two classes ``classes_[1]`` is +1.
     n_features_in_ : int
@@ -926,7 +969,10 @@ class RLSClassifier(_KernelClassifier):
     n_iter_ : int
         1 (a direct solve); ``status_``, ``duality_gap_`` and ``result_`` the solver's.
     sigma_ : float or None
-        The kernel width used.
+        The kernel width used (None for the kernels without one: linear, poly, mlp, precomputed).
+    X_offset_ : ndarray of shape (n_features,) or None
+        The training features' mean, by which they are centred for ``kernel="linear"`` (the estimators whose
+        model keeps ``sum_i coef_i = 0``: all but the RLS and ISLS ones; module docstring); None otherwise.
     classes_ : ndarray of shape (n_classes,)
         The class labels; with two classes ``classes_[1]`` is +1.
     n_features_in_ : int
@@ -962,6 +1008,8 @@ class RLSClassifier(_KernelClassifier):
         self.theta = theta
         self.decision_function_shape = decision_function_shape
 
+    _centres_linear = False  # no bias: the offset is part of the model (001 eq. (9))
+
     def _fit_binary(self, X, ys):
         from svmref.solvers import linear
 
@@ -982,6 +1030,7 @@ _ISLS_RULES = {
 
 
 class _ISLS:
+    _centres_linear = False  # coefficients below sv_threshold are dropped: sum_i coef_i = 0 need not hold
     """The ISLS-SVM estimators' fit by :func:`svmref.solvers.isls.isls_svm` (004, Algorithm 1)."""
 
     def _isls(self, X, y, task):
@@ -1048,7 +1097,10 @@ class ISLSSVC(_ISLS, _KernelClassifier):
         ``"numerical_issue"``), ``duality_gap_`` and ``result_`` (:class:`~svmref.solvers.isls.ISLSResult`, in the
         solver's units) the solver's.
     sigma_ : float or None
-        The kernel width used.
+        The kernel width used (None for the kernels without one: linear, poly, mlp, precomputed).
+    X_offset_ : ndarray of shape (n_features,) or None
+        The training features' mean, by which they are centred for ``kernel="linear"`` (the estimators whose
+        model keeps ``sum_i coef_i = 0``: all but the RLS and ISLS ones; module docstring); None otherwise.
     classes_ : ndarray of shape (n_classes,)
         The class labels; with two classes ``classes_[1]`` is +1.
     n_features_in_ : int
@@ -1145,7 +1197,10 @@ class LSSVR(_StandardizedTarget, _KernelRegressor):
     n_iter_ : int
         1 (a direct solve); ``status_``, ``duality_gap_`` and ``result_`` (standardised units) the solver's.
     sigma_ : float or None
-        The kernel width used.
+        The kernel width used (None for the kernels without one: linear, poly, mlp, precomputed).
+    X_offset_ : ndarray of shape (n_features,) or None
+        The training features' mean, by which they are centred for ``kernel="linear"`` (the estimators whose
+        model keeps ``sum_i coef_i = 0``: all but the RLS and ISLS ones; module docstring); None otherwise.
     y_mean_, y_scale_ : float
         The target standardisation used (0.0 and 1.0 when ``standardize_y=False``).
     n_features_in_ : int
@@ -1242,7 +1297,10 @@ class ISLSSVR(_ISLS, _StandardizedTarget, _KernelRegressor):
         ``"numerical_issue"``), ``duality_gap_`` and ``result_`` (:class:`~svmref.solvers.isls.ISLSResult`, in the
         solver's units) the solver's.
     sigma_ : float or None
-        The kernel width used.
+        The kernel width used (None for the kernels without one: linear, poly, mlp, precomputed).
+    X_offset_ : ndarray of shape (n_features,) or None
+        The training features' mean, by which they are centred for ``kernel="linear"`` (the estimators whose
+        model keeps ``sum_i coef_i = 0``: all but the RLS and ISLS ones; module docstring); None otherwise.
     y_mean_, y_scale_ : float
         The target standardisation used (0.0 and 1.0 when ``standardize_y=False``).
     n_features_in_ : int
@@ -1457,7 +1515,10 @@ class L1SVR(_SMOMixin, _KernelRegressor):
     n_iter_ : int
         SMO pair steps; ``status_``, ``duality_gap_`` and ``result_`` (:class:`~svmref.solvers.smo.SMOResult`) the solver's.
     sigma_ : float or None
-        The kernel width used.
+        The kernel width used (None for the kernels without one: linear, poly, mlp, precomputed).
+    X_offset_ : ndarray of shape (n_features,) or None
+        The training features' mean, by which they are centred for ``kernel="linear"`` (the estimators whose
+        model keeps ``sum_i coef_i = 0``: all but the RLS and ISLS ones; module docstring); None otherwise.
     n_features_in_ : int
         Number of features seen in ``fit`` (``n_samples`` with ``kernel="precomputed"``).
 

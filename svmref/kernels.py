@@ -19,7 +19,9 @@ them: ``x'z`` is computed to its usual accuracy (``d u sum_k |x_k z_k|``, ``u = 
 offset ``m`` makes it nearly the same for every pair and the kernel matrix nearly of rank one. With a timestamp
 feature (``m`` about 1.7e9, spread 50) ``x'z`` is about 3e18 and rounded to about 300, so its part
 ``(x - m)'(z - m)`` (up to about 600) keeps hardly a digit. That is the model as the user wrote it; no warning is
-given, since whether the offset matters depends on the model. Centre or standardise such features first.
+given, since whether the offset matters depends on the model. The estimators of :mod:`svmref.solvers.estimators`
+whose model has a free bias (``y'alpha = 0``, on which the centred Gram matrix gives the same solution) compute the
+linear kernel on centred features themselves; elsewhere, centre or standardise such features first.
 
 Only numpy is imported here, so ``solvers`` can use these without cvxpy.
 """

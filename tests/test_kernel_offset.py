@@ -26,7 +26,7 @@ from sklearn.base import clone
 
 from svmref.kernels import gaussian_kernel, kernel_matrix, linear_kernel, polynomial_kernel, rbf_kernel
 from svmref.solvers import _qmatrix
-from svmref.solvers.estimators import L1SVC, L1SVR, L2SVC, LSSVR, RLSClassifier
+from svmref.solvers.estimators import L1SVC, L1SVR, L2SVC, LSSVC, LSSVR, LeastOneNormSVC, RLSClassifier
 from svmref.solvers.smo import RawKernel
 
 # --- tolerances, in one table -------------------------------------------------------------------
@@ -288,3 +288,52 @@ def test_median_distance_of_the_bayesian_level_3_is_translation_invariant(offset
 
     Xc, _, _ = _timestamps(200, 12, offset)
     assert median_distance(_shifted(Xc, offset)) == pytest.approx(median_distance(Xc), rel=1e-12)
+
+
+LINEAR = [L1SVC(C=10.0, kernel="linear", tol=1e-8), L2SVC(C=10.0, kernel="linear", tol=1e-8),
+          LeastOneNormSVC(C=10.0, kernel="linear", tol=1e-8), LSSVC(C=0.01, kernel="linear"),
+          L1SVR(C=10.0, kernel="linear", tol=1e-8), LSSVR(C=0.01, kernel="linear")]
+
+
+@pytest.mark.parametrize("offset", [1e3] + BIG)
+@pytest.mark.parametrize("est", LINEAR, ids=lambda e: type(e).__name__)
+def test_linear_kernel_of_a_free_bias_model_is_translation_invariant(est, offset):
+    """With a free bias (``y'alpha = 0``) the linear kernel of the centred features gives the same solution, and the
+    estimators compute it so: on offset data the fit is the centred fit (decision values to 1e-9, the same training
+    accuracy, the same certified label). Computed from the uncentred ``x'z`` (about 1e18 at 1e9, rounded by hundreds)
+    the L1SVC was labelled "optimal" with 0.5 accuracy."""
+    Xc, y, f = _timestamps(120, 13, offset)
+    target = f if "SVR" in type(est).__name__ else y
+    Xo = _shifted(Xc, offset)
+    Tc = _grid(Xc[:40] + [0.37109375, -0.125], offset)
+    a = clone(est).fit(Xc, target)
+    b = clone(est).fit(Xo, target)
+    fa = a.decision_function(Tc) if hasattr(a, "decision_function") else a.predict(Tc)
+    fb = b.decision_function(_shifted(Tc, offset)) if hasattr(b, "decision_function") else b.predict(_shifted(Tc, offset))
+    scale = max(1.0, float(np.max(np.abs(fa))))
+    assert _err(fa, fb) <= TOL["decision"] * scale
+    assert b.score(Xo, target) == pytest.approx(a.score(Xc, target), abs=1e-12)
+    assert b.status_ == a.status_ == "optimal"
+
+
+@pytest.mark.parametrize("est", LINEAR, ids=lambda e: type(e).__name__)
+def test_linear_intercept_is_the_uncentred_models_bias(est):
+    """``intercept_`` keeps scikit-learn's meaning, ``f(x) = sum_i dual_coef_i x_i'x + intercept_``, although the fit
+    centres the features: on data with a moderate mean (3) the uncentred expansion gives ``decision_function`` to the
+    rounding of its terms."""
+    Xc, y, f = _timestamps(60, 14, 0.0)
+    X = Xc + 3.0
+    target = f if "SVR" in type(est).__name__ else y
+    m = clone(est).fit(X, target)
+    raw = m.dual_coef_ @ (m.support_vectors_ @ X.T) + m.intercept_
+    got = m.decision_function(X) if hasattr(m, "decision_function") else m.predict(X)
+    terms = np.abs(m.dual_coef_) @ np.abs(m.support_vectors_ @ X.T) + abs(m.intercept_)
+    assert np.all(np.abs(raw - got) <= 64 * X.shape[0] * 2.0**-53 * (terms + np.abs(got)))
+    assert np.allclose(m.X_offset_, X.mean(axis=0))
+
+
+def test_rls_keeps_the_offset_in_its_linear_kernel():
+    """The RLS has no bias (001 eq. (9)): an offset changes its model, so its linear kernel is the data's own."""
+    Xc, y, _ = _timestamps(60, 15, 0.0)
+    m = RLSClassifier(kernel="linear").fit(Xc + 3.0, y)
+    assert m.X_offset_ is None
