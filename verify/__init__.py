@@ -73,7 +73,7 @@ Verdicts: ``pass``, ``fail``, ``error`` (the solver raised or returned something
 (the kernel is not PSD: the reference does not apply) and ``no reference`` (the reference solver
 failed); the last two are reported, and count neither as passes nor as failures.
 """
-from .core import DEFAULT_TOL, TOLERANCES, SignatureError, check, check_signature, tolerances
+from .core import DEFAULT_TOL, TOLERANCES, SignatureError, check, check_signature, check_verify_tol, tolerances
 from .instances import SUITES, Instance, suite
 from .kkt import RESIDUALS
 from .report import Record, Report, shifted_geometric_mean
@@ -81,6 +81,7 @@ from .report import Record, Report, shifted_geometric_mean
 __all__ = [
     "check",
     "check_signature",
+    "check_verify_tol",
     "SignatureError",
     "Report",
     "Record",

@@ -104,8 +104,22 @@ class DifferentProblem(BadAnswer):
     puts its intercept in the penalty); the verdict is "different problem", neither a pass nor a fail."""
 
 
+def _refuse_complex(v, name: str) -> None:
+    """A complex answer is not an answer of a real problem, even with zero imaginary parts (its dtype says the
+    solver computed in complex arithmetic)."""
+    try:
+        complex_ = np.iscomplexobj(v)
+    except Exception:  # not array-like: the caller's conversion says so
+        return
+    if complex_:
+        imag = float(np.max(np.abs(np.imag(v)), initial=0.0))
+        raise BadAnswer(f"{name} is complex (dtype {np.asarray(v).dtype}; imaginary parts up to {imag:.3g}): the "
+                        "problem is over the reals, so the answer must be real")
+
+
 def vector(v, name: str, n: int) -> np.ndarray:
     """``v`` as a finite float vector of length ``n`` (a column or row matrix is squeezed)."""
+    _refuse_complex(v, name)
     try:
         a = np.asarray(v, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -126,6 +140,7 @@ def scalar(v, name: str) -> float | None:
     """``v`` as a finite float (``None`` stays ``None``: not given)."""
     if v is None:
         return None
+    _refuse_complex(v, name)
     try:
         x = float(np.asarray(v, dtype=float).reshape(-1)[0]) if np.ndim(v) else float(v)
         if np.size(v) != 1:

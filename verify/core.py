@@ -22,7 +22,8 @@ from .instances import Instance, suite
 from .report import Record, Report
 from .worker import Runner
 
-__all__ = ["check", "check_signature", "SignatureError", "pass_tolerance", "CALL_FORMS", "TOLERANCES", "tolerances",
+__all__ = ["check", "check_verify_tol",
+           "check_signature", "SignatureError", "pass_tolerance", "CALL_FORMS", "TOLERANCES", "tolerances",
            "DEFAULT_TOL", "TOL_PARAMETERS", "tol_parameter", "CERTIFICATE_N"]
 
 #: Above this N an instance is judged by its answer's certificate, not against a reference (a cvxpy reference of
@@ -167,6 +168,16 @@ def _check_timeout(timeout) -> float | None:
     return timeout
 
 
+def check_verify_tol(tol) -> float:
+    """verify's tolerance: a finite number in (0, 1). Every error it is compared with is relative (to the optimum, to
+    the size of the KKT terms) or on the scale of the decision values, so at ``tol >= 1`` any answer would pass."""
+    tol = check_tol(tol)
+    if tol >= 1.0:
+        raise ValueError(f"tol must be < 1: verify's errors are relative (or on the scale of the decision values), so "
+                         f"at tol >= 1 any answer passes; got {tol!r}")
+    return tol
+
+
 def check(solver: Callable, formulation: str, instances="quick", tol: float = DEFAULT_TOL, *,
           options: dict | None = None, name: str | None = None, timeout: float | None = None,
           spec: str | None = None, on_record: Callable | None = None, solver_tol: str | None = None,
@@ -218,7 +229,7 @@ def check(solver: Callable, formulation: str, instances="quick", tol: float = DE
         Ctrl-C (KeyboardInterrupt) stops the run: the report holds the instances that finished and
         ``report.interrupted`` is True.
     """
-    tol = check_tol(tol)
+    tol = check_verify_tol(tol)
     entry = specs.get(formulation)
     if not callable(solver):
         raise TypeError(f"solver must be callable; got {type(solver).__name__}")
@@ -232,6 +243,9 @@ def check(solver: Callable, formulation: str, instances="quick", tol: float = DE
     param = tol_parameter(solver, solver_tol)
     check_signature(solver, formulation, options, label, solver_tol=param)
     insts = suite(instances, formulation) if isinstance(instances, str) else list(instances)
+    if not insts:
+        raise ValueError(f"instances is empty: there is nothing to check {label} on (pass a suite name such as "
+                         "'quick', or a list of instances)")
     report = Report([], tol)
     report.planned = len(insts)
     runner = Runner(solver, timeout, spec)

@@ -26,7 +26,7 @@ import numpy as np
 
 from . import specs
 from .answers import BadAnswer
-from .core import DEFAULT_TOL, check
+from .core import DEFAULT_TOL, check, check_verify_tol
 from .data import Instance
 from .report import Report
 
@@ -158,7 +158,7 @@ def check_answers(directory, tol: float = DEFAULT_TOL, *, name: str | None = Non
     formulation, insts = load_exported(directory)
     insts = maybe_blockwise(insts, client)
     label = name or f"answers in {directory}"
-    report = Report([], tol)
+    report = Report([], check_verify_tol(tol))
     report.planned = len(insts)
     for inst in insts:
         try:

@@ -82,9 +82,24 @@ def _from_package(spec: str, target: str):
         raise SpecError(f"cannot import {spec!r}: {type(exc).__name__}: {exc}") from exc
 
 
+_FORMS = "SPEC names the solver, as path/to/file.py:callable or package.module:callable"
+
+
+def _not_python(spec: str, target: str) -> SpecError | None:
+    """The error for a SPEC whose target is an existing file, but not Python (e.g. the training data given as the
+    solver: ``data.csv:f`` was read as the module ``data`` and its attribute ``csv``)."""
+    if target.endswith(".py") or not os.path.isfile(target):
+        return None
+    return SpecError(f"cannot import {spec!r}: {target!r} is a file, but not Python (.py): {_FORMS} (training data "
+                     "go to --data FILE)")
+
+
 def load_spec(spec: str):
     """Import ``package.module:callable`` or ``path/to/file.py:callable`` and return the callable."""
     target, attr = parse_spec(spec)
+    wrong = _not_python(spec, target)
+    if wrong is not None:
+        raise wrong
     if target.endswith(".py") or os.sep in target or "/" in target:
         module = _from_file(spec, target)
     else:

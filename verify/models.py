@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import ovo
-from .core import DEFAULT_TOL, check
+from .core import DEFAULT_TOL, check, check_verify_tol
 from .data import Instance
 from .report import Record, Report
 
@@ -261,7 +261,7 @@ def check_model(model_path, data_path, C: float, *, epsilon: float | None = None
     problems = prepare_model(model_path, data_path, C, epsilon=epsilon, test_path=test_path) if prepared is None \
         else prepared
     name = f"model {model_path}"
-    report = Report([], tol)
+    report = Report([], check_verify_tol(tol))
     if isinstance(problems, LiblinearModel):
         rec = _liblinear_record(problems, name)
         report.records.append(rec)

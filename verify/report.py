@@ -234,7 +234,9 @@ class Report:
     # -- verdicts
     @property
     def passed(self) -> bool:
-        return all(r.passed is not False for r in self.records)
+        """At least one instance judged and none failed: a report with nothing judged (no records, or only "not
+        convex", "no reference", "unresolved" or "different problem") is no evidence, so it has not passed."""
+        return self.judged > 0 and all(r.passed is not False for r in self.records)
 
     @property
     def judged(self) -> int:
@@ -342,9 +344,9 @@ class Report:
             done = len(self.records)
             total = f" of {self.planned}" if self.planned is not None else ""
             out += f"\ninterrupted (Ctrl-C) after {done}{total} instance(s): the verdict covers only those"
-        if self.passed and self.records and not self.judged:
-            out += ("\nverdict: NOT JUDGED (no instance was judged: " + ", ".join(sorted({r.verdict for r in self.records}))
-                    + "; no evidence either way)")
+        if not self.judged and not self.failures:
+            what = ", ".join(sorted({r.verdict for r in self.records})) or "none was run"
+            out += f"\nverdict: NOT JUDGED (no instance was judged: {what}; no evidence either way)"
         else:
             out += "\nverdict: " + ("PASS" if self.passed else "FAIL") + (" (partial)" if self.interrupted else "")
         return out

@@ -11,6 +11,9 @@
   the runner says so in ``note``.
 
 The worker ignores SIGINT: Ctrl-C reaches the parent, which kills the worker and keeps what finished.
+The worker dies with its parent however the parent ends (SIGTERM, SIGKILL, a crash), so a hanging solver never
+outlives verify: on Linux the kernel kills it (``prctl(PR_SET_PDEATHSIG, SIGKILL)``), elsewhere a watchdog thread
+sees that it has been reparented within :data:`PARENT_POLL` seconds and exits.
 An answer that cannot be pickled back (an instance of a local class) is sent as a plain namespace with
 the attributes of the contract (:data:`svmref.verify.answers.ATTRIBUTES`), its type name and the names of
 all its attributes (for the error message when it is unusable).
@@ -33,6 +36,7 @@ import pickle
 import signal
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import warnings
@@ -47,6 +51,8 @@ __all__ = ["Runner", "Outcome"]
 _START_LIMIT = 300.0
 #: Seconds between checks for a pending Ctrl-C while waiting for the solver's answer.
 _POLL_SLICE = 0.1
+#: Seconds between the worker's checks that its parent is alive (where the kernel cannot be asked to kill it).
+PARENT_POLL = 0.5
 #: Lines of a solver's output kept per call: the first and the last half of them (the count is exact).
 OUTPUT_KEEP_LINES = 1000
 #: Characters kept of one line of a solver's output.
@@ -218,8 +224,29 @@ def _portable(out):
     return PlainAnswer(type_name=type(out).__name__, attribute_names=attribute_names(out), **attrs)
 
 
-def _worker_main(solver, spec, conn) -> None:  # pragma: no cover - runs in the child process
+def _watch_parent(parent: int) -> None:  # pragma: no cover - runs in the child process
+    while True:
+        if os.getppid() != parent:
+            os._exit(1)
+        time.sleep(PARENT_POLL)
+
+
+def _die_with_parent(parent: int) -> None:  # pragma: no cover - runs in the child process
+    """Make this worker end when the verify process ``parent`` does (module docstring)."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent ended before the request took effect
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), name="svmref-verify-parent-watch", daemon=True).start()
+
+
+def _worker_main(solver, spec, conn, parent=None) -> None:  # pragma: no cover - runs in the child process
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if parent is not None:
+        _die_with_parent(parent)
     if solver is None:
         try:
             solver = load_spec(spec)
@@ -283,7 +310,7 @@ class Runner:
         solver = None if (self.method == "spawn" and self.spec) else self.solver
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+: fork of a multi-threaded process
-            proc = ctx.Process(target=_worker_main, args=(solver, self.spec, child), daemon=True,
+            proc = ctx.Process(target=_worker_main, args=(solver, self.spec, child, os.getpid()), daemon=True,
                                name="svmref-verify-solver")
             proc.start()
         child.close()

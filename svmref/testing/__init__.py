@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from svmref import verify
-from svmref._validation import check_tol
 from svmref.verify import DEFAULT_TOL, Instance, Record, Report
 from svmref.verify.specs import get as _spec
 
@@ -128,12 +127,12 @@ def assert_solves(fn: Callable, formulation: str, *, suite="standard", tol: floa
     __tracebackhide__ = True  # pytest shows the message, not this frame
     insts, what = _instances(suite, formulation)
     report = _run(fn, formulation, insts, tol, timeout, name, options)
-    if not report.passed:
-        raise AssertionError(_message(report, formulation, what))
-    if all(r.passed is None for r in report.records):
+    if report.records and not report.judged and not report.failures:
         verdicts = ", ".join(f"{r.instance}: {r.verdict}" for r in report.records)
         raise AssertionError(f"no instance of {what} was judged ({verdicts}): this is no evidence that "
                              f"{report.records[0].solver} solves {formulation}")
+    if not report.passed:
+        raise AssertionError(_message(report, formulation, what))
     return list(report.records)
 
 
@@ -177,13 +176,13 @@ def assert_estimator_solves(estimator, formulation: str, *, suite="standard", to
                              precomputed=precomputed)
     if report.interrupted:
         raise KeyboardInterrupt
-    if not report.passed:
-        raise AssertionError(_message(report, formulation, what))
-    if not report.judged:
+    if not report.judged and not report.failures:
         verdicts = ", ".join([f"{r.instance}: {r.verdict} ({r.reason[:200]})" for r in report.records]
                              + [f"skipped {m}" for m in report.skipped])
         raise AssertionError(f"no instance of {what} was judged ({verdicts}): this is no evidence that "
                              f"{name or type(estimator).__name__} solves {formulation}")
+    if not report.passed:
+        raise AssertionError(_message(report, formulation, what))
     return list(report.records)
 
 
@@ -284,7 +283,7 @@ def parametrize_solver(fn: Callable, formulation: str, suite="standard", *, tol:
         raise ImportError("svmref.testing.parametrize_solver needs pytest: pip install svmref[testing]") from None
     if not (isinstance(argname, str) and argname.isidentifier()):
         raise ValueError(f"argname must be the name of the test's argument (an identifier); got {argname!r}")
-    tol = check_tol(tol)
+    tol = verify.check_verify_tol(tol)
     empty = not isinstance(suite, (str, Instance)) and isinstance(suite, (list, tuple)) and not suite
     insts = [] if empty else _instances(suite, formulation)[0]  # no kept case yet: pytest skips the empty set
     verify.check_signature(fn, formulation, options, name)
