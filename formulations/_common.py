@@ -249,6 +249,14 @@ def kernel_factor(K=None, X=None, *, psd: str = "raise") -> Factor:
     return Factor(np.ascontiguousarray(Phi), int(keep.sum()), n_clipped, min_eig, err, "eigh(K)")
 
 
+def check_problem(problem) -> None:
+    """Refuse (``TypeError``) anything that is not a :class:`cvxpy.Problem`, naming what was given and where problems
+    come from."""
+    if not isinstance(problem, cp.Problem):
+        raise TypeError(f"problem must be a cvxpy.Problem, e.g. F.get('l1_svm').dual(K, y, C=1.0); got "
+                        f"{type(problem).__name__} {problem!r:.60}")
+
+
 def set_params(problem: RefProblem, **hyper) -> RefProblem:
     """Set hyperparameters (``C=``, ``gamma=``, ``mu=``, ``lam=`` ...) of a built problem in place.
 
@@ -257,6 +265,7 @@ def set_params(problem: RefProblem, **hyper) -> RefProblem:
     DPP and re-solve without recompiling), and ``problem.info`` is replaced by a copy with the new
     hyperparameters. Returns the problem.
     """
+    check_problem(problem)
     info = ProblemInfo.from_mapping(getattr(problem, "info", None))
     rules: dict[str, tuple[str, Callable]] = info.param_rules
     current = dict(info.hyper)

@@ -33,7 +33,7 @@ import numpy as np
 from . import _certify as cert
 from . import _model
 from ._certify import Certified, ReferenceAccuracyWarning
-from ._common import ProblemInfo
+from ._common import ProblemInfo, check_problem
 
 __all__ = ["solve", "Solution", "Outcome", "STRATEGIES", "ReferenceSolveError", "ReferenceDisagreementWarning",
            "ReferenceAccuracyWarning", "SOLVER_OPTIONS", "DEFAULT_TOL"]
@@ -229,6 +229,17 @@ def _scale_note(info: ProblemInfo) -> str:
             f"{name} is extreme), which is the likely cause")
 
 
+def _impossible_status(status: str) -> str:
+    """What an "unbounded" or "infeasible" status of a reference solve means: a numerical failure of the solver, since
+    every problem of the papers has a feasible point (``alpha = 0``; ``w = 0`` with large slacks) and, with a PSD
+    kernel, a bounded optimum (the primal objectives are sums of norms and losses, >= 0; weak duality bounds the
+    duals)."""
+    if not any(word in str(status) for word in ("unbounded", "infeasible")):
+        return ""
+    return (f" (status {status!r} is impossible for this problem, which is feasible and, with a PSD kernel, bounded: "
+            "it is the solver's numerical failure)")
+
+
 def _failure_message(info: ProblemInfo, c: Certified, tol: float) -> str:
     parts = [f"{k} = {v[0]:.3g} > {v[1]:.1g}" for k, v in c.failed.items()]
     return (f"reference of {_name(info)} ({_form(info)}, {info.hyper}) does not certify on the original data"
@@ -333,9 +344,10 @@ def cvxpy_conic(call: _Call) -> Outcome:
     status, value, t = _run_main(call)
     ok = status.startswith(cp.OPTIMAL) and not status.startswith(cp.OPTIMAL_INACCURATE)
     salvage = info.certifier is not None and (status in (cp.OPTIMAL_INACCURATE, cp.USER_LIMIT)
-                                              or status.startswith("solver_error"))
+                                              or status.startswith("solver_error") or bool(_impossible_status(status)))
     failure = (f"reference solve of {_name(info)} ({_form(info)}) with {solver} "
-               f"ended with status {status!r} (value {value}); the reference is not trusted")
+               f"ended with status {status!r} (value {value}); the reference is not trusted"
+               + _impossible_status(status) + _scale_note(info))
     if not ok and not salvage and not (call.accept_inaccurate and status == cp.OPTIMAL_INACCURATE):
         raise ReferenceSolveError(failure)
     values = _variable_values(call.problem)
@@ -350,7 +362,8 @@ def _certify_conic(call: _Call, out: Outcome, ok: bool, failure: str) -> Outcome
     point, at tighter tolerances when it does not certify), and label its status."""
     info, solver, status = call.info, call.solver, out.status
     t0 = time.perf_counter()
-    have = all(v is not None for v in out.values.values()) and not status.startswith("solver_error")
+    have = (all(v is not None for v in out.values.values()) and not status.startswith("solver_error")
+            and not _impossible_status(status))
     c = info.certifier.certify(info.hyper, out.values if have else None, out.duals if have else None, call.tol)
     if c is None:
         raise ReferenceSolveError(failure + "; a re-solve in better scaling failed too" + _scale_note(info))
@@ -566,9 +579,17 @@ def _label_floor(call: _Call, out: Outcome) -> None:
     out.status = f"optimal_inaccurate (floor {floor:.1e} > tol {call.tol:g})"
 
 
-def _check_call(problem, tol, method) -> tuple[float, ProblemInfo]:
+def _check_call(problem, tol, method, solver="CLARABEL", cross_check="auto") -> tuple[float, ProblemInfo]:
     from svmref._validation import check_positive
 
+    check_problem(problem)
+    for name, value in (("solver", solver), ("cross_check", cross_check)):
+        if name == "cross_check" and (value in (None, False, True, "auto")):
+            continue
+        if not isinstance(value, str) or value.upper() not in cp.installed_solvers():
+            also = " (or 'auto', True, None)" if name == "cross_check" else ""
+            raise ValueError(f"{name} must be the name of an installed cvxpy solver{also}: "
+                             f"{', '.join(cp.installed_solvers())}; got {value!r}")
     tol = check_positive(tol, "tol")
     if method not in ("auto", "direct", "cvxpy"):
         raise ValueError(f"method must be 'auto', 'direct' or 'cvxpy'; got {method!r}")
@@ -629,7 +650,7 @@ def solve(
         after polishing (the message names the failed residual), or a direct system is singular to
         working precision (the message gives its condition estimate).
     """
-    tol, info = _check_call(problem, tol, method)
+    tol, info = _check_call(problem, tol, method, solver, cross_check)
     call = _Call(problem, info, solver, options, tol, accept_inaccurate)
     out, spent = None, 0.0
     for name in _plan(info, method, call):
