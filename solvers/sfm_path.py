@@ -87,6 +87,21 @@ def _repair_warm_start(lam, y, j, C):
     return keep, lam_r
 
 
+def _check_model(model, X, C, mu) -> None:
+    """``model`` must be the full model of :func:`leave_one_out`'s own problem: an :class:`SFMResult` of these
+    patterns, features, ``C`` and ``mu`` (its ``lam`` is the warm start of each reduced problem)."""
+    fix = "pass support_features(X, y, C, mu) fitted on the same X, y, C and mu, or model=None"
+    if not isinstance(model, SFMResult):
+        raise TypeError(f"model must be an SFMResult; got {type(model).__name__}; {fix}")
+    N, n = X.shape
+    if np.shape(model.a) != (n,) or np.shape(model.lam) != (N,):
+        raise ValueError(f"model was fitted on {np.shape(model.lam)[0]} patterns x {np.shape(model.a)[0]} features, "
+                         f"but X has {N} x {n}; {fix}")
+    for name, got, want in (("C", model.C, C), ("mu", model.mu, mu)):
+        if np.isfinite(got) and not np.isclose(got, want, rtol=1e-12, atol=0.0):
+            raise ValueError(f"model was fitted with {name} = {got:g}, but {name} = {want:g} was given; {fix}")
+
+
 def leave_one_out(X, y, C, mu, model: SFMResult | None = None, *, tol=1e-3, **options) -> tuple[float, np.ndarray]:
     """Leave-one-out error of the support features machine (003 §3: the criterion that chooses mu).
 
@@ -104,6 +119,8 @@ def leave_one_out(X, y, C, mu, model: SFMResult | None = None, *, tol=1e-3, **op
             raise ValueError(f"y: leave-one-out needs at least 2 patterns of class {int(cls):+d}")
     if model is None:
         model = support_features(X, y, C, mu, tol=tol, **options)
+    else:
+        _check_model(model, X, C, mu)
     b_rule = options.get("b_rule", "eq11")
     reduced_options = {k: v for k, v in options.items() if k != "gram"}
     lam = model.lam

@@ -48,6 +48,9 @@ def _as_float_array(a, name: str, ndim: int) -> np.ndarray:
             f"{name} must be a dense array; got a sparse matrix ({type(a).__name__}). "
             f"Convert it with {name}.toarray() first."
         )
+    if np.iscomplexobj(a):
+        raise TypeError(f"{name} must be real; got complex values (dtype {np.asarray(a).dtype}): the papers' problems "
+                        "are over the reals, and dropping the imaginary part would solve another problem")
     try:
         arr = np.asarray(a, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -56,6 +59,9 @@ def _as_float_array(a, name: str, ndim: int) -> np.ndarray:
         shape = "a vector (1-D)" if ndim == 1 else "a matrix (2-D)"
         raise ValueError(f"{name} must be {shape}; got an array of shape {arr.shape}")
     if arr.size == 0:
+        if ndim == 2 and arr.shape[0] > 0:
+            raise ValueError(f"{name} has no features (shape {arr.shape}: {arr.shape[0]} patterns, 0 features); at "
+                             "least one feature is needed")
         raise ValueError(f"{name} is empty (shape {arr.shape}); at least one pattern is needed")
     if not np.all(np.isfinite(arr)):
         bad = np.argwhere(~np.isfinite(arr))[0]

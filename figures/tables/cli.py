@@ -16,12 +16,14 @@ import argparse
 import json
 import sys
 
+from svmref.cli import ArgumentParser
+
 from . import TABLES, names, run_table
 from ._runner import MAX_SPLITS, DaskWorkersLost, TableInterrupted
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="svmref table",
         description="Reproduce a table of the papers: seeded splits, model selection, mean ± std next to the paper's numbers.",
         epilog="Example: svmref table 000-table2 --splits 20 --jobs 2 --out tables",
