@@ -9,7 +9,7 @@ cvxpy model itself) and then certified on the original K or X against that model
 >>> import svmref.formulations as F
 >>> F.names()                                   # doctest: +NORMALIZE_WHITESPACE
 ['l1_svm', 'l2_svm', 'ls_svm', 'ls_svm_regression', 'least_1norm_svm', 'rls', 'sparse_ls_svm',
- 'support_features', 'svr']
+ 'support_features', 'svr', 'l1_svm_regularised_bias', 'l2_svm_regularised_bias']
 >>> X = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 2.0], [3.0, 1.0]])
 >>> y = np.array([-1.0, -1.0, 1.0, 1.0])
 >>> prob = F.get("least_1norm_svm").dual(X @ X.T, y, C=1.0)
@@ -53,6 +53,7 @@ from ._common import KernelClipWarning, NotConvexError, ProblemInfo, RefProblem,
 from .least_1norm import Least1NormSVM
 from .ls_svm import LSSVM, LSSVMRegression
 from .reference import ReferenceAccuracyWarning, ReferenceDisagreementWarning, ReferenceSolveError, Solution, solve
+from .regularised_bias import L1SVMRegularisedBias, L2SVMRegularisedBias
 from .rls import RLS
 from .sparse_ls_svm import SparseLSSVM
 from .support_features import SupportFeatures
@@ -62,7 +63,7 @@ from .svr import SVR
 _REGISTRY: dict[str, Formulation] = {
     f.name: f
     for f in (L1SVM(), L2SVM(), LSSVM(), LSSVMRegression(), Least1NormSVM(), RLS(), SparseLSSVM(), SupportFeatures(),
-              SVR())
+              SVR(), L1SVMRegularisedBias(), L2SVMRegularisedBias())
 }
 
 
@@ -103,4 +104,6 @@ __all__ = [
     "SparseLSSVM",
     "SupportFeatures",
     "SVR",
+    "L1SVMRegularisedBias",
+    "L2SVMRegularisedBias",
 ]

@@ -37,7 +37,7 @@ TOL = {
 # Pages this helper owns; their maths follows the strict rules (display $$ alone on its line).
 OWN_PAGES = ["index.md", "taxonomy.md", "smo.md", "generalised_smo.md", "isls.md"]
 FORMULATION_PAGES = ["l1_svm", "l2_svm", "ls_svm", "ls_svm_regression", "least_1norm_svm", "rls",
-                     "sparse_ls_svm", "support_features", "svr"]
+                     "sparse_ls_svm", "support_features", "svr", "regularised_bias"]
 
 LINK = re.compile(r"(?<!!)\[([^\]\n]+)\]\(([^)\s]+)\)")
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")

@@ -29,7 +29,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 REQUIRED = os.environ.get("SVMREF_REQUIRE_BROWSER") == "1"
 pytestmark = pytest.mark.slow
-#: Every derivation page (the nine formulations, the duality toolkit, the worked example) and the index.
+#: Every derivation page (the formulations, the duality toolkit, the worked example) and the index.
 PAGES = [f"formulations/{p.stem}.html" for p in sorted((ROOT / "docs" / "formulations").glob("*.md"))] + [
     "duality.html", "worked_example.html", "index.html"]
 

@@ -50,7 +50,8 @@ def instance(kernel, n=24, seed=0):
 # --- the registry and the API --------------------------------------------------------------------
 def test_names_and_get():
     assert F.names() == ["l1_svm", "l2_svm", "ls_svm", "ls_svm_regression", "least_1norm_svm", "rls",
-                         "sparse_ls_svm", "support_features", "svr"]
+                         "sparse_ls_svm", "support_features", "svr", "l1_svm_regularised_bias",
+                         "l2_svm_regularised_bias"]
     for name in F.names():
         f = F.get(name)
         assert f.name == name and f.dual_sense in ("min", "max") and f.paper
@@ -98,6 +99,62 @@ def test_strong_duality_classification(name, C, kernel_name):
     Phi = F.kernel_factor(K).Phi
     W_from_dual = Phi.T @ (d.values["alpha"] * y)
     assert close(p.values["W"], W_from_dual, 1e-4)
+
+
+@pytest.mark.parametrize("name", ["l1_svm_regularised_bias", "l2_svm_regularised_bias"])
+@pytest.mark.parametrize("B", [0.0, 1.0, 10.0])
+@pytest.mark.parametrize("C", CS)
+def test_strong_duality_regularised_bias(name, B, C, kernel_name):
+    """The SVM with the bias in the penalty (formulations/regularised_bias.py): its primal solved as written has the
+    value -D* of the dual without the equality constraint, and the stationarity conditions of the derivation hold
+    between the two solutions (both unique: the primal is strongly convex in (W, v), the dual strictly convex in
+    y * alpha on the support): W = sum_i alpha_i y_i Phi_i, v = B sum_i alpha_i y_i, and for the L2 loss xi = alpha/C."""
+    X, y, K = instance(kernel_name, seed=7)
+    f = F.get(name)
+    p = as_written(f.primal(K, y, C=C, bias_scale=B))
+    d = F.solve(f.dual(K, y, C=C, bias_scale=B))
+    assert record("strong duality", rel(p.objective, -d.objective)) <= TOL["objective"]
+    a = np.asarray(d.values["alpha"])
+    Phi = F.kernel_factor(K).Phi
+    assert close(p.values["W"], Phi.T @ (a * y))
+    assert close([float(p.values["v"])], [B * float(a @ y)])
+    if name == "l2_svm_regularised_bias":
+        assert close(p.values["xi"], a / C)
+    else:
+        assert np.all(a >= -1e-9) and np.all(a <= C * (1 + 1e-9))
+
+
+@pytest.mark.parametrize("loss, name", [("hinge", "l1_svm_regularised_bias"), ("squared_hinge", "l2_svm_regularised_bias")])
+@pytest.mark.parametrize("B", [0.0, 1.0, 10.0])
+def test_regularised_bias_is_the_problem_liblinear_solves(loss, name, B):
+    """An independent implementation of the same problem: scikit-learn's LinearSVC (LIBLINEAR's dual coordinate
+    descent, tol 1e-12) with ``intercept_scaling = B`` (``fit_intercept=False`` for B = 0) and ``C' = C`` (hinge) or
+    ``C/2`` (its squared hinge is ``C' sum xi^2``) gives the reference's w and b on the linear kernel."""
+    from sklearn.svm import LinearSVC
+
+    X, y = make_classification(n=40, seed=8)
+    C = 1.0
+    d = F.solve(F.get(name).dual(X @ X.T, y, C=C, bias_scale=B))
+    a = np.asarray(d.values["alpha"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = LinearSVC(C=C if loss == "hinge" else C / 2, loss=loss, fit_intercept=B > 0,
+                      intercept_scaling=B if B > 0 else 1.0, tol=1e-12, max_iter=10**6, random_state=0).fit(X, y)
+    b = float(np.ravel(m.intercept_)[0]) if B > 0 else 0.0
+    assert close(m.coef_[0], X.T @ (a * y)) and close([b], [B * B * float(a @ y)])
+
+
+@pytest.mark.parametrize("name", ["l1_svm_regularised_bias", "l2_svm_regularised_bias"])
+def test_regularised_bias_reference_is_polished_to_round_off(name):
+    """CLARABEL leaves the dual's KKT conditions at about 1e-7 here (an interior point); the certifier's active-set
+    Newton polish brings them to round-off (a few N eps in margin units), at the value of the primal as written."""
+    X, y = make_classification(n=50, seed=9)
+    f = F.get(name)
+    d = F.solve(f.dual(X @ X.T, y, C=1.0, bias_scale=1.0))
+    kkt = d.certificate["residuals"]["kkt"]
+    assert "polished" in d.status and kkt <= 64 * len(y) * np.finfo(float).eps, (d.status, kkt)
+    p = as_written(f.primal(X @ X.T, y, C=1.0, bias_scale=1.0))
+    assert rel(p.objective, -d.objective) <= TOL["objective"]
 
 
 @pytest.mark.parametrize("C", CS)

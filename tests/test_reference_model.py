@@ -48,6 +48,8 @@ STRATEGY = {
     ("support_features", "primal"): "cvxpy_conic", ("support_features", "dual"): "cvxpy_conic",
     ("support_features", "qp"): "cvxpy_conic",
     ("svr", "primal"): "cvxpy_conic", ("svr", "dual"): "cvxpy_conic",
+    ("l1_svm_regularised_bias", "primal"): "cvxpy_conic", ("l1_svm_regularised_bias", "dual"): "cvxpy_conic",
+    ("l2_svm_regularised_bias", "primal"): "cvxpy_conic", ("l2_svm_regularised_bias", "dual"): "cvxpy_conic",
 }
 
 def _forms(name):
