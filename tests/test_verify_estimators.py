@@ -97,10 +97,23 @@ def test_a_fitted_state_that_does_not_reproduce_the_estimators_decision_function
     assert rec.verdict == "error" and "does not reproduce its own decision function" in rec.reason, rec.reason
 
 
+def test_linear_svc_is_judged_against_its_own_problem_when_asked():
+    """LinearSVC (squared hinge, the intercept in the penalty: C' = C/2, intercept_scaling = B, fit_intercept=False for
+    B = 0) passes against l2_svm_regularised_bias on every quick instance at a tight tol; stopped at tol 1e-2 it
+    fails. (The reference and LinearSVC share no code: cvxpy and CLARABEL against LIBLINEAR.)"""
+    tight = {"tol": 1e-12, "max_iter": 10**6, "random_state": 0}
+    report = check_estimator(LinearSVC, "l2_svm_regularised_bias", "quick", params=tight)
+    assert [r.verdict for r in report] == ["pass"] * 3, report.table()
+    assert {r.instance.rsplit("-B", 1)[1] for r in report} == {"1", "10", "0"}
+    loose = check_estimator(LinearSVC, "l2_svm_regularised_bias", "quick", params={"tol": 1e-2, "random_state": 0})
+    assert any(r.verdict == "fail" and r.objective_gap > 1e-6 for r in loose), loose.table()
+
+
 def test_linear_svc_is_a_different_problem_never_a_pass():
     report = check_estimator(LinearSVC, "l1_svm", "quick")
     assert [r.verdict for r in report] == ["different problem"]
     assert "intercept in the penalty" in report[0].reason and report[0].passed is None
+    assert "--formulation l1_svm_regularised_bias" in report[0].reason
     assert len(report.skipped) == 2 and "no kernel parameter" in report.skipped[0]
     assert "NOT JUDGED" in report.summary_text()
     with pytest.raises(AssertionError, match="no instance of suite 'quick' was judged"):

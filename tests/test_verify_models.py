@@ -124,17 +124,62 @@ def test_a_libsvm_epsilon_svr_model_needs_epsilon_and_is_judged_as_svr(tmp_path)
     assert report[0].verdict == "pass" or "float32" in report[0].diagnoses[0], report.table()
 
 
-@pytest.mark.parametrize("bias, words", [("1", "the bias as a feature of value B = 1"), ("-1", "no bias at all")])
-def test_liblinear_models_are_named_as_the_different_problem_they_solve(tmp_path, bias, words):
-    LL = pytest.importorskip("liblinear.liblinearutil",
-                             reason="liblinear-official is not installed (pip install 'svmref[clients]')")
+def _binary_iris(tmp_path):
+    """Iris, setosa (+1) against the rest (-1), written as LIBSVM text with those labels."""
     X, y = _iris(tmp_path)
     yb = np.where(y == 0, 1.0, -1.0)
-    model = LL.train(LL.problem(list(yb), [dict(enumerate(r, 1)) for r in X], float(bias)),
-                     LL.parameter(f"-s 3 -c 1 -B {bias} -q"))
-    LL.save_model(str(tmp_path / "ll"), model)
-    assert read_model(tmp_path / "ll").solver_type == "L2R_L1LOSS_SVC_DUAL"
-    report = check_model(tmp_path / "ll", tmp_path / "train", 1.0)
-    assert [r.verdict for r in report] == ["different problem"] and words in report[0].reason, report[0].reason
-    assert report[0].formulation == "l1_svm" and "L2R_L1LOSS_SVC_DUAL solves l1_svm" in report[0].reason
+    dump_svmlight_file(X, yb, str(tmp_path / "trainb"), zero_based=False)
+    return X, yb
+
+
+def _write_liblinear(path, solver_type, w, b, B):
+    """A binary LIBLINEAR model file as ``save_model`` writes it: ``w`` one weight per line, then ``b / B``."""
+    rows = list(w) + ([b / B] if B > 0 else [])
+    with open(path, "w") as fh:
+        fh.write(f"solver_type {solver_type}\nnr_class 2\nlabel 1 -1\nnr_feature {len(w)}\nbias {B if B > 0 else -1:g}\n"
+                 "w\n" + "".join(f"{float(v)!r} \n" for v in rows))
+
+
+@pytest.mark.parametrize("solver_type, formulation, factor", [("L2R_L1LOSS_SVC_DUAL", "l1_svm_regularised_bias", 1.0),
+                                                              ("L2R_L2LOSS_SVC_DUAL", "l2_svm_regularised_bias", 2.0)])
+@pytest.mark.parametrize("B", [1.0, 0.0])
+def test_a_liblinear_model_of_the_exact_answer_passes_and_a_moved_one_fails(tmp_path, solver_type, formulation, factor,
+                                                                             B):
+    """A LIBLINEAR model file written from the reference's own (w, b) is judged against the SVM with the bias in the
+    penalty (``-c`` 0.5: C = 0.5, resp. 1 for the L2 loss, whose C is twice LIBLINEAR's) and passes; with b moved by
+    1e-3 it fails on b and the decision values. Runs on every machine (no LIBLINEAR needed)."""
+    import svmref.formulations as F
+
+    X, yb = _binary_iris(tmp_path)
+    sol = F.solve(F.get(formulation).dual(X @ X.T, yb, C=factor * 0.5, bias_scale=B))
+    a = np.asarray(sol.values["alpha"])
+    w, b = X.T @ (yb * a), B * B * float(yb @ a)
+    _write_liblinear(tmp_path / "ll", solver_type, w, b, B)
+    report = check_model(tmp_path / "ll", tmp_path / "trainb", 0.5)
+    rec = report[0]
+    assert rec.formulation == formulation and rec.verdict == "pass", report.table()
+    if B > 0:
+        _write_liblinear(tmp_path / "moved", solver_type, w, b + 1e-3, B)
+        rec = check_model(tmp_path / "moved", tmp_path / "trainb", 0.5)[0]
+        assert rec.verdict == "fail" and rec.b_gap > 1e-4 and rec.decision_gap > 1e-4, rec.reason
+
+
+@pytest.mark.parametrize("bias", ["1", "-1", "10"])
+def test_liblinear_models_are_judged_against_the_problem_with_the_bias_in_the_penalty(tmp_path, bias):
+    """LIBLINEAR's L2-loss dual at -e 1e-10 passes against l2_svm_regularised_bias (C = 2 x its -c, bias_scale its -B,
+    0 without); stopped at its default -e 0.1 it fails; logistic regression is named and not judged."""
+    LL = pytest.importorskip("liblinear.liblinearutil",
+                             reason="liblinear-official is not installed (pip install 'svmref[clients]')")
+    X, yb = _binary_iris(tmp_path)
+    prob = LL.problem(list(yb), [dict(enumerate(r, 1)) for r in X], float(bias))
+    LL.save_model(str(tmp_path / "ll"), LL.train(prob, LL.parameter(f"-s 1 -c 1 -B {bias} -e 1e-10 -q")))
+    assert read_model(tmp_path / "ll").solver_type == "L2R_L2LOSS_SVC_DUAL"
+    report = check_model(tmp_path / "ll", tmp_path / "trainb", 1.0)
+    rec = report[0]
+    assert rec.formulation == "l2_svm_regularised_bias" and rec.verdict == "pass", report.table()
+    LL.save_model(str(tmp_path / "early"), LL.train(prob, LL.parameter(f"-s 1 -c 1 -B {bias} -e 0.1 -q")))
+    assert check_model(tmp_path / "early", tmp_path / "trainb", 1.0)[0].verdict == "fail"
+    LL.save_model(str(tmp_path / "lr"), LL.train(prob, LL.parameter(f"-s 0 -c 1 -B {bias} -q")))
+    report = check_model(tmp_path / "lr", tmp_path / "trainb", 1.0)
+    assert [r.verdict for r in report] == ["different problem"] and "L2R_LR solves none" in report[0].reason
     assert "NOT JUDGED" in report.summary_text()

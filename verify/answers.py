@@ -14,12 +14,12 @@ from types import SimpleNamespace
 
 import numpy as np
 
-__all__ = ["BadAnswer", "DifferentProblem", "PlainAnswer", "ATTRIBUTES", "alpha_b", "coefficients", "features", "get",
-           "attribute_names"]
+__all__ = ["BadAnswer", "DifferentProblem", "PlainAnswer", "ATTRIBUTES", "alpha_b", "coefficients", "features",
+           "linear_primal", "get", "attribute_names"]
 
 #: The attributes the readers below look for (and ``status``, which the report notes): what the worker
 #: process sends back of an answer that cannot be pickled.
-ATTRIBUTES = ("alpha", "b", "c", "lam", "a", "status")
+ATTRIBUTES = ("alpha", "b", "c", "lam", "a", "w", "status")
 
 
 #: Names that people give the contract's attributes, for "did you mean" (besides the close spellings).
@@ -241,4 +241,20 @@ def features(out, inst) -> dict:
         raise BadAnswer("a primal answer (.a without .lam) must also give .b")
     return {"lam": None if lam is None else vector(lam, "lam", inst.N),
             "a": None if a is None else vector(a, "a", inst.X.shape[1]),
+            "b": scalar(b, "b")}
+
+
+def linear_primal(out, inst) -> dict:
+    """``{"alpha", "w", "b"}`` from an object (or dict) with ``.alpha`` (the dual) and/or the primal ``.w``, ``.b``
+    (absent ones ``None``): the answer of the SVM with the bias in the penalty on the features ``X``."""
+    if isinstance(out, (tuple, list, np.ndarray)):
+        raise BadAnswer("a solver of the SVM with the bias in the penalty returns an object (or dict) with .alpha "
+                        f"and/or .w, .b; got {received(out)}")
+    alpha, w, b = get(out, "alpha"), get(out, "w"), get(out, "b")
+    if alpha is None and w is None:
+        raise unusable(out, ("alpha", "w", "b"), "the answer has neither .alpha nor .w")
+    if alpha is None and b is None:
+        raise BadAnswer("a primal answer (.w without .alpha) must also give .b")
+    return {"alpha": None if alpha is None else vector(alpha, "alpha", inst.N),
+            "w": None if w is None else vector(w, "w", inst.X.shape[1]),
             "b": scalar(b, "b")}

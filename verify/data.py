@@ -308,6 +308,31 @@ def feature_instances(which: str, n_train: int | None = None) -> list[Instance]:
     return out
 
 
+#: The bias scales B of the SVM with the bias in the penalty, given in turn to the instances of a suite: LIBLINEAR's
+#: and LinearSVC's default 1, a large one (the bias nearly free) and 0 (no bias).
+BIAS_SCALES = (1.0, 10.0, 0.0)
+
+
+def regularised_bias_instances(which: str, n_train: int | None = None) -> list[Instance]:
+    """The instances of suite ``which`` for the SVM with the bias in the penalty (linear on ``X``): the data of the
+    support features suite (:func:`feature_instances`), hyperparameters ``C`` and ``bias_scale`` (:data:`BIAS_SCALES`
+    in turn)."""
+    out: list[Instance] = []
+
+    def add(name, X, y, Xte, C, mu, unique=True, desc=""):
+        B = BIAS_SCALES[len(out) % len(BIAS_SCALES)]
+        base = name.replace("-features-", "-linear-").rsplit("-mu", 1)[0]
+        if base.count("-") < 2:  # the name held only mu: say the shape instead
+            base = f"{base}-{X.shape[0]}x{X.shape[1]}"
+        name = f"{base}-B{B:g}" + (f"@{n_train}" if n_train is not None else "")
+        words = [] if "mu" in desc or "selectivity" in desc else [desc] if desc else []
+        words.append("no bias" if B == 0 else f"bias scale B = {B:g}")
+        out.append(Instance(name, X, y, Xte, "linear", {}, {"C": C, "bias_scale": B}, True, "; ".join(words)))
+
+    _feature_suite(which, add, n_train)
+    return out
+
+
 #: epsilon-SVR: the tube half-width of each instance (the regression instances of the suite, by base name).
 #: Default :data:`SVR_EPSILON`; a few are set so that the suites hold epsilon = 0 (least absolute
 #: deviations: every pattern a support vector, alpha^+ alpha^- = 0 no longer forced) and a wide tube

@@ -222,7 +222,8 @@ def _read_check(spec, est, inst: Instance, answer, setup: _Setup) -> None:
         return
     parsed = spec.parse(answer, inst)
     if spec.on_features:
-        mine = inst.X_test @ parsed["a"] + (parsed["b"] or 0.0)
+        w = parsed["a"] if "a" in parsed else parsed["w"]
+        mine = inst.X_test @ w + (parsed["b"] or 0.0)
     else:
         coef = parsed.get("c")
         if coef is None:

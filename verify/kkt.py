@@ -59,6 +59,7 @@ __all__ = [
     "support_features_residuals",
     "b_interval",
     "svr_residuals",
+    "regularised_bias_residuals",
 ]
 
 #: The residual names, in the order the report prints them.
@@ -1173,3 +1174,119 @@ def _tube_complementarity(beta, r, C: float, epsilon: float, b: float, f_scale: 
         where["complementarity"] = (f"pattern {i}: alpha_{i} = {beta[i]:.6g} but the residual r_i = y_i - f(x_i) = "
                                     f"{r[i]:.3g} (with b = {b:.6g}, epsilon = {epsilon:g}); the epsilon tube needs {need}")
     return cmax
+
+
+# ---------------------------------------------------------------------------------------------
+# The L1-/L2-SVM with the bias in the penalty (LIBLINEAR, LinearSVC): svmref.formulations.regularised_bias
+# ---------------------------------------------------------------------------------------------
+
+
+def regularised_bias_residuals(X, y, C, B, loss: str, alpha=None, w=None, b=None) -> Residuals:
+    r"""Residuals of the SVM with the bias in the penalty (:mod:`svmref.formulations.regularised_bias`) on the
+    features ``X``, at a dual answer ``alpha``, a primal answer ``(w, b)``, or both.
+
+    * primal: ``P(w, b) = 1/2 ||w||^2 + 1/2 b^2 / B^2 + C sum_i xi_i`` (``loss="hinge"``) or ``... + C/2 sum_i xi_i^2``
+      (``"squared_hinge"``), ``xi_i = max(0, 1 - y_i (w'x_i + b))`` the optimal slacks; ``B = 0``: no bias (``b``
+      must be 0);
+    * dual, minimised: ``D(alpha) = 1/2 ||w(alpha)||^2 + 1/2 b(alpha)^2 / B^2 - sum alpha [+ ||alpha||^2/(2C)]`` with
+      ``w(alpha) = X'(y alpha)``, ``b(alpha) = B^2 y'alpha`` (no equality constraint: ``b`` is fixed by alpha);
+      ``p* = -D*``;
+    * ``box``: ``max_i max(-alpha_i, alpha_i - C [hinge], 0) / C``; ``equality`` does not apply (``nan``);
+    * ``stationarity``: the natural residual of the box dual at alpha (margin units; ``s_i = y_i f_i - 1
+      [+ alpha_i / C]``, ``f = X w(alpha) + b(alpha)``), and, where both are given, how far ``(w, b)`` is from
+      ``(w(alpha), b(alpha))`` relative to ``max(||w(alpha)||_inf, |b(alpha)|)``;
+    * ``complementarity``: as for the L1-/L2-SVM (:func:`box_dual_residuals`);
+    * ``duality_gap = (P + D) / max(|P|, |D|, mag)``, ``P`` at the answer's own ``(w, b)`` where given.
+
+    The objective is ``-D(alpha)`` with a dual answer (so that it is ``p*`` at the optimum), else ``P(w, b)``: a
+    primal answer alone has no dual residuals (``nan``), and is judged by its objective and decision values, which
+    are unique (the primal is strongly convex in ``(w, b/B)``); for the L2 loss, which is smooth, its
+    ``stationarity`` is the primal gradient with the multipliers it implies, ``alpha = C xi``.
+    """
+    X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
+    sq = loss == "squared_hinge"
+    vals, where, notes = _nan_values(), {}, []
+    if alpha is None and (w is None or b is None):
+        raise ValueError("the answer has neither alpha nor both w and b")
+    D = float("nan")
+    if alpha is not None:
+        alpha = np.asarray(alpha, dtype=float)
+        v = y * alpha
+        w_a, b_a = X.T @ v, B * B * float(np.sum(v))
+        D = _regularised_bias_dual(X, y, C, B, alpha, w_a, b_a, sq, vals, where)
+        if w is None:
+            notes.append("w and b were not given: w = X'(y alpha), b = B^2 y'alpha")
+            w, b = w_a, b_a
+        else:
+            scale_b = B if B > 0 else 1.0  # compared in (w, v), v = b / B, where the primal's curvature is 1
+            ref = max(float(np.max(np.abs(w_a), initial=0.0)), abs(b_a) / scale_b, float(np.finfo(float).tiny))
+            off = max(float(np.max(np.abs(np.asarray(w, dtype=float) - w_a), initial=0.0)),
+                      abs(float(b) - b_a) / scale_b) / ref
+            vals["stationarity"] = max(vals["stationarity"], off)
+    w, b = np.asarray(w, dtype=float), float(b)
+    f = X @ w + b
+    m = 1.0 - y * f
+    xi = np.maximum(m, 0.0)
+    if B > 0:
+        reg = 0.5 * float(w @ w) + 0.5 * (b / B) ** 2
+    else:
+        reg = 0.5 * float(w @ w) + (0.0 if b == 0.0 else float("inf"))
+        if b != 0.0:
+            notes.append(f"b = {b:.6g} but bias_scale B = 0 (no bias): the primal objective is infinite")
+    P = reg + (0.5 * C * float(xi @ xi) if sq else C * float(np.sum(xi)))
+    f_scale = _terms_scale(np.abs(X) @ np.abs(w) + abs(b) + 1.0)
+    floor = rounding(X.shape[1] + 1, f_scale)
+    if alpha is None:
+        if sq:  # the L2 loss is smooth: the primal's gradient, with its implied multipliers alpha = C xi
+            _primal_stationarity(X, y, C, B, w, b, xi, vals, where)
+        return Residuals(P, P, vals, where, b, False, True, w.copy(), notes, floor=floor, obj_scale=abs(P))
+    vals["primal_feasibility"] = 0.0  # the slacks are the optimal ones for (w, b): feasible by construction
+    mag = reg + C * float(np.sum(np.abs(m) * (np.abs(m) if sq else 1.0))) + float(np.sum(np.abs(alpha))) \
+        + (0.5 * float(alpha @ alpha) / C if sq else 0.0)
+    vals["duality_gap"] = _rel(P + D, P, D, mag)
+    where["duality_gap"] = f"primal P = {P:.10g}, dual D = {D:.10g} (p* = -D*)"
+    return Residuals(-D, P, vals, where, b, False, True, w.copy(), notes, gap_abs=P + D, obj_scale=max(abs(P), mag),
+                     floor=floor)
+
+
+def _primal_stationarity(X, y, C, B, w, b, xi, vals, where) -> None:
+    """``stationarity`` of a primal answer of the L2 loss: the gradient of ``P`` in ``(w, v)``, ``v = b/B``, is
+    ``(w - X'(y a), b/B - B y'a)`` with ``a = C xi``, relative to the size of its terms (``max(||w||_inf,
+    ||X'(y a)||_inf)``)."""
+    a = C * xi
+    gw = X.T @ (y * a)
+    ref = max(float(np.max(np.abs(w), initial=0.0)), float(np.max(np.abs(gw), initial=0.0)),
+              float(np.finfo(float).tiny))
+    parts = np.abs(w - gw)
+    gb = abs(b / B - B * float(y @ a)) if B > 0 else 0.0  # the gradient in v = b / B
+    vals["stationarity"] = max(float(np.max(parts, initial=0.0)), gb) / ref
+    where["stationarity"] = (f"the primal's gradient with alpha = C xi: max|w - X'(y alpha)| = "
+                             f"{float(np.max(parts, initial=0.0)):.3g}, |b/B - B y'alpha| = {gb:.3g} (relative to "
+                             f"{ref:.3g})")
+
+
+def _regularised_bias_dual(X, y, C, B, alpha, w_a, b_a, sq, vals, where) -> float:
+    """The dual residuals of :func:`regularised_bias_residuals` at ``alpha`` (box, natural residual,
+    complementarity); returns ``D(alpha)``."""
+    hi = np.inf if sq else C
+    viol = np.maximum(np.maximum(-alpha, alpha - hi), 0.0) / C
+    vals["box"] = float(np.max(viol, initial=0.0))
+    if vals["box"] > 0:
+        i = int(np.argmax(viol))
+        where["box"] = f"alpha_{i} = {alpha[i]:.6g} is outside [0, {'inf' if sq else f'C = {C:g}'}]"
+    f = X @ w_a + b_a
+    s = y * f - 1.0 + (alpha / C if sq else 0.0)
+    d_lo, d_hi = distances(alpha, 0.0, hi, C)
+    r = natural_residual(s, d_lo, d_hi, 1.0)
+    vals["stationarity"] = float(np.max(r, initial=0.0))
+    if r.size:
+        i = int(np.argmax(r))
+        where["stationarity"] = (f"pattern {i}: alpha_{i} = {alpha[i]:.6g}, y_i f(x_i) - 1{' + alpha_i/C' if sq else ''}"
+                                 f" = {s[i]:.3g} with f = X w(alpha) + b(alpha): natural residual {r[i]:.3g} "
+                                 "(margin units)")
+    scale = _terms_scale(np.abs(X) @ np.abs(w_a) + abs(b_a) + 1.0)
+    t = np.clip(alpha / C, 0.0, None)
+    comp = t * np.maximum(s, 0.0) + (0.0 if sq else np.maximum(1.0 - t, 0.0) * np.maximum(-s, 0.0))
+    vals["complementarity"] = float(np.max(comp, initial=0.0)) / max(scale, 1.0)
+    reg = 0.5 * float(w_a @ w_a) + (0.5 * b_a * b_a / (B * B) if B > 0 else 0.0)
+    return reg - float(np.sum(alpha)) + (0.5 * float(alpha @ alpha) / C if sq else 0.0)

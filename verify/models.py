@@ -16,10 +16,13 @@ positions: each is matched to the training row it is (LIBSVM writes both from th
 that is no row of TRAIN is an error that says so. ``C`` (and epsilon-SVR's ``epsilon``, LIBSVM's ``-p``) are not in
 the file: they are required.
 
-**LIBLINEAR** (:func:`read_liblinear_model`) keeps only ``w``: its dual solvers ``-s 1`` (L2-loss) and ``-s 3``
+**LIBLINEAR** (:func:`read_liblinear_model`) keeps only ``w``: its SVM solvers ``-s 1``, ``-s 2`` (L2-loss) and ``-s 3``
 (L1-loss) solve the problem without a bias (``-B -1``, the default) or with the bias as a feature of value ``B``,
-which puts ``b^2 / B^2`` in the penalty (a regularised bias): either way a different problem from the formulations
-with a free ``b`` that verify's reference solves, and its verdict says which ("different problem", never a pass).
+which puts ``b^2 / B^2`` in the penalty: the SVM with the bias in the penalty
+(:mod:`svmref.formulations.regularised_bias`, ``bias_scale = B``, 0 without ``-B``), against whose reference verify
+judges the primal answer ``(w, b)`` on X (:func:`liblinear_instances`; ``--C`` is LIBLINEAR's ``-c``: the L2 loss's
+``C`` is twice it, since LIBLINEAR writes ``C sum xi^2`` and svmref ``C/2 sum xi^2``). Its other solvers (logistic
+regression, L1-regularised) are named and not judged.
 """
 from __future__ import annotations
 
@@ -32,7 +35,8 @@ from .core import DEFAULT_TOL, check, check_verify_tol
 from .data import Instance
 from .report import Record, Report
 
-__all__ = ["LibsvmModel", "LiblinearModel", "read_model", "read_libsvm_model", "read_liblinear_model", "read_data",
+__all__ = ["LibsvmModel", "LiblinearModel", "LIBLINEAR_SVMS", "liblinear_instances", "read_model", "read_libsvm_model",
+           "read_liblinear_model", "read_data",
            "model_instances", "prepare_model", "check_model", "SV_MATCH"]
 
 #: A support vector matches a training row when every feature agrees to this, relative to max(1, |x|): LIBSVM writes
@@ -230,16 +234,45 @@ def model_instances(model: LibsvmModel, X, y, C: float, epsilon: float | None = 
     return out
 
 
+#: LIBLINEAR's dual SVM solvers and the formulation each solves (with the bias in the penalty), with the factor from
+#: LIBLINEAR's ``-c`` to the formulation's ``C`` (its squared hinge is ``C' sum xi^2``; svmref's L2 loss ``C/2 sum
+#: xi^2``).
+LIBLINEAR_SVMS = {"L2R_L1LOSS_SVC_DUAL": ("l1_svm_regularised_bias", 1.0),
+                  "L2R_L2LOSS_SVC_DUAL": ("l2_svm_regularised_bias", 2.0),
+                  "L2R_L2LOSS_SVC": ("l2_svm_regularised_bias", 2.0)}
+
+
 def _liblinear_record(model: LiblinearModel, name: str) -> Record:
-    kind = {"L2R_L1LOSS_SVC_DUAL": "l1_svm", "L2R_L2LOSS_SVC_DUAL": "l2_svm"}.get(model.solver_type)
-    what = kind or "an SVM"
-    bias = ("no bias at all (bias -1: b = 0 and no constraint y'alpha = 0)" if model.bias < 0 else
-            f"the bias as a feature of value B = {model.bias:g}, which puts b^2 / B^2 in the penalty (a regularised "
-            "bias: no constraint y'alpha = 0; its signature is b = B^2 y'alpha)")
-    rec = Record(kind or "?", name, "model", None, "different problem",
-                 f"LIBLINEAR {model.solver_type} solves {what} with {bias}: a different problem from {what} with a "
-                 "free b, which verify's reference solves; LIBLINEAR keeps only w, so the answer is not judged")
-    return rec
+    """A LIBLINEAR model of a solver verify has no formulation for (logistic regression, L1-regularised, ...)."""
+    return Record("?", name, "model", None, "different problem",
+                  f"LIBLINEAR {model.solver_type} solves none of verify's formulations (it judges the SVMs "
+                  f"{', '.join(LIBLINEAR_SVMS)}): the model is not judged")
+
+
+def liblinear_instances(model: LiblinearModel, X, y, C: float, X_test=None) -> list[tuple[str, Instance, dict]]:
+    """``(formulation, instance, {"w", "b"})`` per binary problem of a LIBLINEAR SVM model: its problem is the SVM with
+    the bias in the penalty (:mod:`svmref.formulations.regularised_bias`; ``bias_scale = B`` of ``-B``, 0 without),
+    ``C`` from ``-c`` (:data:`LIBLINEAR_SVMS`), the first label as ``+1`` (LIBLINEAR's decision ``w'x + b > 0``); more
+    than two classes: one-vs-rest, one problem per class (LIBLINEAR's column of ``w``)."""
+    formulation, factor = LIBLINEAR_SVMS[model.solver_type]
+    X, y = np.asarray(X, dtype=float)[:, :model.nr_feature], np.asarray(y, dtype=float)
+    Xt = np.zeros((0, X.shape[1])) if X_test is None else np.asarray(X_test, dtype=float)[:, :X.shape[1]]
+    B = model.bias if model.bias >= 0 else 0.0
+    w = model.w.reshape(model.w.shape[0], -1)
+    if w.shape[0] != model.nr_feature + (model.bias >= 0):
+        raise ValueError(f"the model has {w.shape[0]} rows of w; nr_feature = {model.nr_feature} and bias "
+                         f"{model.bias:g} need {model.nr_feature + (model.bias >= 0)}")
+    problems = [(model.labels[0], 0)] if model.nr_class == 2 else list(zip(model.labels, range(model.nr_class)))
+    out = []
+    for label, col in problems:
+        yy = np.where(y == label, 1.0, -1.0)
+        b = B * float(w[-1, col]) if model.bias >= 0 else 0.0
+        name = "model" if model.nr_class == 2 else f"model-{label:g}-vs-rest"
+        inst = Instance(name, X, yy, Xt, "linear", {}, {"C": factor * float(C), "bias_scale": B}, True,
+                        f"LIBLINEAR model ({model.solver_type}, -c {float(C):g}, "
+                        + (f"-B {B:g})" if model.bias >= 0 else "no -B: no bias)") + f" on {X.shape[0]} training rows")
+        out.append((formulation, inst, {"w": w[:model.nr_feature, col].copy(), "b": b}))
+    return out
 
 
 def prepare_model(model_path, data_path, C: float, *, epsilon: float | None = None, test_path=None):
@@ -247,7 +280,11 @@ def prepare_model(model_path, data_path, C: float, *, epsilon: float | None = No
     ``(formulation, instance, answer)`` of :func:`model_instances` (``ValueError`` or ``OSError`` saying what is wrong)."""
     model = read_model(model_path)
     if isinstance(model, LiblinearModel):
-        return model
+        if model.solver_type not in LIBLINEAR_SVMS:
+            return model
+        X, y = read_data(data_path, model.nr_feature)
+        Xt = None if test_path is None else read_data(test_path, X.shape[1])[0]
+        return liblinear_instances(model, X, y, C, Xt)
     X, y = read_data(data_path, model.SV.shape[1])
     Xt = None if test_path is None else read_data(test_path, X.shape[1])[0][:, :X.shape[1]]
     return model_instances(model, X, y, C, epsilon, Xt)

@@ -19,6 +19,8 @@ import numpy as np
 __all__ = ["Record", "Report", "shifted_geometric_mean"]
 
 TIME_SHIFT = 1e-3
+#: Width of the formulation column of :meth:`Report.table` (the longest name, ``l2_svm_regularised_bias``).
+FORMULATION_WIDTH = 23
 RESIDUAL_SHIFT = 1e-12
 
 
@@ -116,7 +118,7 @@ class Record:
         """One line of the table (see :meth:`Report.table`)."""
         solver = self.solver if len(self.solver) <= 28 else "..." + self.solver[-25:]
         reason = self.reason if len(self.reason) <= 160 else self.reason[:157] + "..."
-        return (f"{self.formulation:17s} {solver:28s} {self.instance[:28]:28s} {self.verdict:10s} "
+        return (f"{self.formulation:{FORMULATION_WIDTH}s} {solver:28s} {self.instance[:28]:28s} {self.verdict:10s} "
                 f"{_f(self.objective_gap)} {_f(self.kkt_violation)} {_f(self.duality_gap)} {_f(self.decision_gap)} "
                 f"{_f(self.time)}  {reason}")
 
@@ -291,7 +293,7 @@ class Report:
     @staticmethod
     def header() -> str:
         """The table's heading (two lines)."""
-        head = (f"{'formulation':17s} {'solver':28s} {'instance':28s} {'verdict':10s} "
+        head = (f"{'formulation':{FORMULATION_WIDTH}s} {'solver':28s} {'instance':28s} {'verdict':10s} "
                 f"{'obj gap':>8s} {'KKT':>8s} {'dual gap':>8s} {'f gap':>8s} {'time s':>8s}  reason")
         return head + "\n" + "-" * len(head)
 

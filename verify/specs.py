@@ -173,6 +173,10 @@ def _features_C_mu(inst) -> tuple[tuple, dict]:
     return (inst.X.copy(), inst.y.copy(), inst.hyper["C"], inst.hyper["mu"]), {}
 
 
+def _features_C_bias(inst) -> tuple[tuple, dict]:
+    return (inst.X.copy(), inst.y.copy(), inst.hyper["C"]), {"bias_scale": inst.hyper["bias_scale"]}
+
+
 def _kernel_C_epsilon(inst) -> tuple[tuple, dict]:
     return (inst.K.copy(), inst.y.copy(), inst.hyper["C"]), {"epsilon": inst.hyper["epsilon"]}
 
@@ -195,6 +199,10 @@ def _hyper_gamma(C, mu, epsilon, n_train) -> dict:
 
 def _hyper_C_mu(C, mu, epsilon, n_train) -> dict:
     return {"C": float(C), "mu": float(mu)}
+
+
+def _hyper_C_bias(C, mu, epsilon, n_train) -> dict:
+    return {"C": float(C), "bias_scale": 1.0}  # LIBLINEAR's -B 1 and LinearSVC's intercept_scaling=1
 
 
 def _hyper_C_epsilon(C, mu, epsilon, n_train) -> dict:
@@ -221,6 +229,13 @@ def _sparse_residuals(K, inst, hyper, ans, eps):
 def _features_residuals(K, inst, hyper, ans, eps):
     return kkt.support_features_residuals(inst.X, inst.y, hyper["C"], hyper["mu"], ans["lam"], ans["a"], ans["b"],
                                           eps=eps)
+
+
+def _regularised_bias_residuals(loss: str) -> Callable:
+    def residuals(K, inst, hyper, ans, eps):
+        return kkt.regularised_bias_residuals(inst.X, inst.y, hyper["C"], hyper["bias_scale"], loss, ans["alpha"],
+                                              ans["w"], ans["b"])
+    return residuals
 
 
 def _svr_residuals(K, inst, hyper, ans, eps):
@@ -295,6 +310,39 @@ def _features_reference(F, inst, ans):
     b = _middle(lo, hi, r.b)
     r = kkt.support_features_residuals(inst.X, inst.y, C, mu, lam=lam, b=b, eps=R.REF_EPS)
     return R.Point(sol, float(sol.objective), r.coef, b, _point(lo, hi, inst.N), warns, r, lo, hi)
+
+
+def _newton_correction(r, X, y, C, B, loss, alpha) -> None:
+    """The reference's own first-order error (:func:`R.resolution`), as for the LS-SVM: the signed Newton correction
+    of its dual on the free variables (``0 < alpha_i < C``; ``alpha_i > 0`` for L2), ``Q_FF d_F = -s_F`` with ``Q = Y
+    (X X' + B^2 1 1') Y [+ I/C]`` and ``s`` the gradient, carried to ``w`` (``X_F'(y_F d_F)``) and ``b`` (``B^2 y_F'd_F``).
+    The primal is strongly convex, so ``w`` and ``b`` are unique and this is their error to first order."""
+    sq = loss == "squared_hinge"
+    up = np.inf if sq else C
+    s = y * (X @ r.coef + r.b) - 1.0 + (alpha / C if sq else 0.0)
+    delta = R.REF_EPS * C  # an interior-point alpha a little inside the bound its gradient holds it at is at it
+    free = ~((alpha <= delta) & (s > 0.0)) & ~((alpha >= up - delta) & (s < 0.0))
+    r.coef_correction, r.coef_error, r.b_correction = True, np.zeros(X.shape[1]), 0.0
+    if not np.any(free):
+        return
+    Xf, yf, af, s = X[free], y[free], alpha[free], s[free]
+    Q = (yf[:, None] * (Xf @ Xf.T + B * B)) * yf[None, :] + (np.eye(af.size) / C if sq else 0.0)
+    d = np.linalg.lstsq(Q, -s, rcond=None)[0]
+    r.coef_error = Xf.T @ (yf * d)
+    r.b_correction = B * B * float(yf @ d)
+
+
+def _regularised_bias_reference(name: str, loss: str) -> Callable:
+    """The dual of :mod:`svmref.formulations.regularised_bias` on ``K = X X'``; ``w = X'(y alpha)`` and ``b = B^2
+    y'alpha``, unique (the primal is strongly convex in ``(w, b / B)``)."""
+    def point(F, inst, ans):
+        C, B = inst.hyper["C"], inst.hyper["bias_scale"]
+        sol, warns = R.solve(F.get(name).dual(inst.X @ inst.X.T, inst.y, C=C, bias_scale=B))
+        alpha = np.asarray(sol.values["alpha"], dtype=float)
+        r = kkt.regularised_bias_residuals(inst.X, inst.y, C, B, loss, alpha=alpha)
+        _newton_correction(r, inst.X, inst.y, C, B, loss, alpha)
+        return R.Point(sol, -float(sol.objective), r.coef, float(r.b), True, warns, r, float(r.b), float(r.b))
+    return point
 
 
 def _sparse_reference(F, inst, ans):
@@ -519,6 +567,31 @@ def _params_C_epsilon(inst) -> dict:
     return {"C": float(inst.hyper["C"]), "epsilon": float(inst.hyper["epsilon"])}
 
 
+def _params_linear_svc(loss: str) -> Callable:
+    """scikit-learn's ``LinearSVC`` (LIBLINEAR): ``loss``; ``C`` (its squared hinge is ``C' sum xi^2``, so ``C' = C/2``
+    for the L2 loss written ``C/2 sum xi^2``); ``intercept_scaling = B``, and ``fit_intercept=False`` for ``B = 0``."""
+    def params(inst) -> dict:
+        C, B = float(inst.hyper["C"]), float(inst.hyper["bias_scale"])
+        out = {"C": C if loss == "hinge" else 0.5 * C, "loss": loss, "fit_intercept": B > 0}
+        if B > 0:
+            out["intercept_scaling"] = B
+        return out
+    return params
+
+
+def _read_linear(est, inst):
+    """The primal ``w, b`` from ``coef_`` and ``intercept_`` (``f(x) = w'x + b``), and ``alpha`` from ``dual_coef_``
+    where the estimator keeps it (``y_i alpha_i``, LIBSVM's layout)."""
+    if getattr(est, "coef_", None) is None:
+        raise answers.BadAnswer(f"the fitted {type(est).__name__} has no coef_: verify reads w and b of a linear model "
+                                "from coef_ and intercept_")
+    coef = np.atleast_2d(np.asarray(est.coef_, dtype=float))
+    if coef.shape[0] != 1:
+        raise answers.BadAnswer(f"coef_ has {coef.shape[0]} rows: verify judges a binary linear model (one row)")
+    intercept = np.ravel(np.asarray(getattr(est, "intercept_", 0.0), dtype=float))
+    return {"w": coef[0], "b": float(intercept[0]) if intercept.size else 0.0}
+
+
 def _params_rls(inst) -> dict:
     """KernelRidge solves ``(K + alpha I) c = y``; 001 eq. (8) is ``(K + m gamma I) c = y``: ``alpha = m gamma``."""
     return {"alpha": float(inst.N * inst.hyper["gamma"])}
@@ -533,7 +606,9 @@ def _linear_model(est, what: str) -> answers.DifferentProblem:
             f" with the intercept in the penalty (a regularised bias: 1/2 b^2 / B^2 added to the primal, B = "
             f"intercept_scaling = {scaling!r})" if scaling is not None else " with its own intercept")
     return answers.DifferentProblem(f"{name} is a linear model (coef_, no dual_coef_) that solves its problem{bias}, "
-                                    f"a different problem from {what}: verify has no reference for it")
+                                    f"a different problem from {what}: verify judges it against its own problem with "
+                                    "--formulation l1_svm_regularised_bias (loss='hinge') or l2_svm_regularised_bias "
+                                    "(loss='squared_hinge')")
 
 
 def _pair_rows(est, inst) -> tuple[np.ndarray, np.ndarray, float]:
@@ -689,6 +764,34 @@ def _box_dual(name: str, *, absolute: bool = False, saturating: bool = False, sw
     )
 
 
+def _regularised_bias(name: str, loss: str) -> Spec:
+    """The L1-/L2-SVM with the bias in the penalty on the features ``X`` (LIBLINEAR, ``LinearSVC``)."""
+    return Spec(
+        name=name,
+        kind="linear_svm",
+        call="f(X, y, C, bias_scale=bias_scale, **options)",
+        arguments=_features_C_bias,
+        n_args=3,
+        parse=answers.linear_primal,
+        residuals=_regularised_bias_residuals(loss),
+        reference=_regularised_bias_reference(name, loss),
+        held_out=_feature_rows,
+        suite=data.regularised_bias_instances,
+        classification=True,
+        data_hyper=_hyper_C_bias,
+        transforms=_no_transforms,
+        on_features=True,
+        instance_keywords=("bias_scale",),
+        advice=False,
+        estimator_params=_params_linear_svc(loss),
+        read_fitted=_read_linear,
+        answer_words=("alpha (length N) and/or the primal w (length d) with b: f(x) = w'x + b, b = B v with the "
+                      "bias feature's weight v in the penalty (w = X'(y alpha), b = B^2 y'alpha)"),
+        equality_words="(no equality: b is fixed by alpha)",
+        stationarity_words="stationarity",
+    )
+
+
 _SPECS = (
     _box_dual("l1_svm", absolute=True, saturating=True,
               swap=("least_1norm_svm", "its box is [-C, C], not [0, C]")),
@@ -810,6 +913,8 @@ _SPECS = (
         answer_words="alpha = alpha^+ - alpha^- (length N) and b: f(x) = sum_i alpha_i k(x_i, x) + b",
         equality_words="sum(alpha) != 0",
     ),
+    _regularised_bias("l1_svm_regularised_bias", "hinge"),
+    _regularised_bias("l2_svm_regularised_bias", "squared_hinge"),
 )
 
 #: The formulations verify knows, by name (the order of ``svmref verify --formulation``'s list).
