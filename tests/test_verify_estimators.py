@@ -109,6 +109,28 @@ def test_linear_svc_is_judged_against_its_own_problem_when_asked():
     assert any(r.verdict == "fail" and r.objective_gap > 1e-6 for r in loose), loose.table()
 
 
+class _PrimalOnly(LinearSVC):
+    """A linear model with coef_ and intercept_ and no intercept_scaling: nothing says which problem it solves."""
+
+    def __init__(self, C=1.0, tol=1e-4):
+        super().__init__(C=C, tol=tol)
+
+    def fit(self, X, y):
+        super().fit(X, y)
+        del self.intercept_scaling
+        return self
+
+
+def test_a_linear_model_is_named_different_only_with_the_evidence():
+    """fit_intercept=False (no bias) and intercept_scaling (the bias in the penalty) are evidence of another problem;
+    a primal-only model without either is an error that says verify cannot read it, never a claim about its problem."""
+    inst = [_quick("q-linear-20")]
+    rec = check_estimator(LinearSVC, "l1_svm", inst, params={"fit_intercept": False})[0]
+    assert rec.verdict == "different problem" and "fitted without an intercept" in rec.reason, rec.reason
+    rec = check_estimator(_PrimalOnly, "l1_svm", inst)[0]
+    assert rec.verdict == "error" and "says nothing of which problem" in rec.reason, rec.reason
+
+
 def test_linear_svc_is_a_different_problem_never_a_pass():
     report = check_estimator(LinearSVC, "l1_svm", "quick")
     assert [r.verdict for r in report] == ["different problem"]

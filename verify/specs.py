@@ -597,18 +597,27 @@ def _params_rls(inst) -> dict:
     return {"alpha": float(inst.N * inst.hyper["gamma"])}
 
 
-def _linear_model(est, what: str) -> answers.DifferentProblem:
-    """A fitted linear model (``coef_``, no ``dual_coef_``): scikit-learn's ``LinearSVC``/``LinearSVR`` and LIBLINEAR
-    put the intercept in the penalty (``intercept_scaling``; LIBLINEAR's ``-B``): a regularised bias."""
+def _linear_model(est, what: str) -> answers.BadAnswer:
+    """A fitted linear model (``coef_``, no ``dual_coef_``). scikit-learn's ``LinearSVC``/``LinearSVR`` and LIBLINEAR
+    put the intercept in the penalty (``intercept_scaling``; LIBLINEAR's ``-B``), or have none (``fit_intercept=False``):
+    a different problem, said so. A linear model without either attribute gives no evidence of its problem: its answer
+    cannot be read as one of ``what`` (an error that says so, not a claim)."""
     name = type(est).__name__
     scaling = getattr(est, "intercept_scaling", None)
-    bias = ("" if not getattr(est, "fit_intercept", True) else
-            f" with the intercept in the penalty (a regularised bias: 1/2 b^2 / B^2 added to the primal, B = "
-            f"intercept_scaling = {scaling!r})" if scaling is not None else " with its own intercept")
-    return answers.DifferentProblem(f"{name} is a linear model (coef_, no dual_coef_) that solves its problem{bias}, "
-                                    f"a different problem from {what}: verify judges it against its own problem with "
-                                    "--formulation l1_svm_regularised_bias (loss='hinge') or l2_svm_regularised_bias "
-                                    "(loss='squared_hinge')")
+    ask = ("verify judges it against its own problem with --formulation l1_svm_regularised_bias (loss='hinge') or "
+           "l2_svm_regularised_bias (loss='squared_hinge')")
+    if not getattr(est, "fit_intercept", True):
+        return answers.DifferentProblem(f"{name} is a linear model (coef_, no dual_coef_) fitted without an intercept "
+                                        f"(fit_intercept=False): a different problem from {what}, whose b is free; {ask}"
+                                        " with bias_scale 0")
+    if scaling is not None:
+        return answers.DifferentProblem(f"{name} is a linear model (coef_, no dual_coef_) that solves its problem with "
+                                        "the intercept in the penalty (a regularised bias: 1/2 b^2 / B^2 added to the "
+                                        f"primal, B = intercept_scaling = {scaling!r}), a different problem from {what}; "
+                                        f"{ask}")
+    return answers.BadAnswer(f"{name} is a linear model (coef_, no dual_coef_): verify reads a {what} answer from "
+                             "dual_coef_, support_ and intercept_, and a primal-only model says nothing of which problem "
+                             f"its intercept solves; a LIBLINEAR-style model (intercept in the penalty): {ask}")
 
 
 def _pair_rows(est, inst) -> tuple[np.ndarray, np.ndarray, float]:
