@@ -42,7 +42,7 @@ import numpy as np
 from svmref._validation import check_nonnegative, check_positive
 
 from ._base import Formulation
-from ._certify import POINT_KKT, Certified, Multipliers
+from ._certify import POINT_KKT, Certified, Multipliers, better
 
 _U = 2.0 ** -53
 
@@ -87,9 +87,13 @@ class RegularisedBiasCertifier:
         D = 0.5 * q - float(np.sum(a)) + (0.5 * float(a @ a) / C if sq else 0.0)
         gap = P + D
         n = a.shape[0]
+        # the rounding of f = (K + B^2 1 1') v, entry by entry, and of the sums: f enters P through the loss, whose
+        # slope is C (hinge) or C xi_i (squared hinge), and q = v'f through |v|
+        f_err = (n + 4) * _U * (np.abs(self.K) @ np.abs(v) + B * B * float(np.sum(np.abs(v))))
+        slope = C * (xi if sq else (m > -f_err).astype(float))
         terms = abs(q) + C * float(np.sum(np.abs(m) * (np.abs(m) if sq else 1.0))) + float(np.sum(a)) \
             + (float(a @ a) / C if sq else 0.0) + float(np.abs(v) @ (np.abs(self.K) @ np.abs(v)))
-        floor = (n + 8) * _U * terms
+        floor = (n + 8) * _U * terms + float((slope + np.abs(v)) @ f_err)
         scale = max(abs(P), np.finfo(float).tiny)
         t = a / C
         g = y * f - 1.0 + (t if sq else 0.0)
@@ -104,12 +108,30 @@ class RegularisedBiasCertifier:
                       bounds=(-P, D) if self.form == "dual" else (-D, P))
         return c
 
+    def _newton_point(self, Q, a, at_lo, at_up, up):
+        """The point whose free variables solve ``Q_FF a_F = 1 - Q_FU a_U`` with the others at their bounds, or
+        ``None`` (no free variable, or a failed solve)."""
+        free = ~at_lo & ~at_up
+        if not np.any(free):
+            return None
+        rhs = 1.0 - Q[np.ix_(free, at_up)] @ np.full(int(at_up.sum()), up)
+        try:
+            a_f = np.linalg.lstsq(Q[np.ix_(free, free)], rhs, rcond=None)[0]
+        except np.linalg.LinAlgError:
+            return None
+        new = np.zeros_like(a)
+        new[free] = a_f
+        new[at_up] = up
+        return new
+
     def polish(self, C: float, B: float, alpha, tol: float, max_iter: int = 8, delta: float = 1e-6) -> Certified:
-        """Active-set Newton steps on the dual: the variables free at the current point (inside the box, or at a
-        bound that the gradient pushes them off) solve ``Q_FF a_F = 1 - Q_FU a_U`` (``Q = Y (K + B^2 1 1') Y``, plus
-        ``I/C`` for L2; ``U`` the variables at ``C``), clipped to the box; a variable within ``delta C`` of a bound that
-        its gradient pushes it to counts as at that bound (an interior-point solution sits a little inside). The best
-        certificate met is returned."""
+        """Active-set Newton steps on the dual: the variables free at the current point solve ``Q_FF a_F = 1 -
+        Q_FU a_U`` (``Q = Y (K + B^2 1 1') Y``, plus ``I/C`` for L2; ``U`` the variables at ``C``), clipped to the box.
+        Two guesses of the active set are tried at each step: a variable within ``delta C`` of a bound that its
+        gradient ``g = Q a - 1`` pushes it to is at that bound (an interior-point solution sits a little inside); or,
+        by the gradient alone, every variable whose ``|g_i|`` is above ``delta max(1, max|g|)`` is at the bound its sign
+        pushes it to (where the solver stopped a little short of many bounds). The best certificate met is returned
+        (:func:`._certify.better`), so a wrong guess costs nothing but its solve."""
         up = self._upper(C)
         sq = self.loss == "squared_hinge"
         y = self.y
@@ -118,25 +140,18 @@ class RegularisedBiasCertifier:
         a = best.alpha
         for _ in range(max_iter):
             g = Q @ a - 1.0
-            at_lo = (a <= delta * C) & (g > 0.0)           # the gradient holds it at 0 (eps-active, interior points)
-            at_up = (a >= up - delta * C) & (g < 0.0)       # ... at C (never for L2: up = inf)
-            free = ~at_lo & ~at_up
-            if not np.any(free):
+            tau = delta * max(1.0, float(np.max(np.abs(g), initial=0.0)))
+            guesses = (((a <= delta * C) & (g > 0.0), (a >= up - delta * C) & (g < 0.0)),
+                       (g > tau, (g < -tau) & np.isfinite(up)))
+            found = [self.certificate(C, B, p, tol) for p in (self._newton_point(Q, a, lo, hi, up) for lo, hi in guesses)
+                     if p is not None]
+            if not found:
                 break
-            rhs = 1.0 - Q[np.ix_(free, at_up)] @ np.full(int(at_up.sum()), up)
-            try:
-                a_f = np.linalg.lstsq(Q[np.ix_(free, free)], rhs, rcond=None)[0]
-            except np.linalg.LinAlgError:
-                break
-            new = np.zeros_like(a)
-            new[free] = a_f
-            new[at_up] = up
-            c = self.certificate(C, B, new, tol)
+            c = found[0] if len(found) == 1 or better(found[0], found[1]) else found[1]
             if np.array_equal(c.alpha, a):
                 break
             a = c.alpha  # go on from the clipped point: the sets change where a step left the box
-            if (c.residuals["rel_gap"] < best.residuals["rel_gap"]
-                    or (c.residuals["rel_gap"] <= best.residuals["rel_gap"] and c.residuals["kkt"] < best.residuals["kkt"])):
+            if better(c, best):
                 best = c
                 best.polished = True
         return best
@@ -148,11 +163,13 @@ class RegularisedBiasCertifier:
         alpha = alpha_override if alpha_override is not None else (
             None if values is None else self.alpha_from(values, duals))
         if alpha is None or not np.all(np.isfinite(np.asarray(alpha, dtype=float))):
-            return None
+            # the solver left no point: the active-set Newton method from alpha = 0, certified like any answer
+            c = self.polish(C, B, np.zeros(self.y.shape[0]), tol, max_iter=4 * self.y.shape[0] + 8)
+            return self._report(c, B, rebuild=True) if c.polished else None
         c = self.certificate(C, B, alpha, tol)
         if not c.certified or c.residuals["kkt"] > POINT_KKT:
             p = self.polish(C, B, c.alpha, tol)
-            if p.polished and (p.certified or not c.certified):
+            if p.polished and better(p, c):
                 c = p
         return self._report(c, B, rebuild=alpha_override is not None)
 

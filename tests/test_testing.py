@@ -632,3 +632,18 @@ def test_the_isls_fixed_point_is_judged_above_its_rounding():
 
     off = verify.check(moved, "sparse_ls_svm", [case]).records[0]
     assert off.verdict == "fail" and off.residuals["stationarity"] > 1e-6 and off.residuals["duality_gap"] > 1e-6
+
+
+def test_the_bias_in_the_penalty_is_drawn_with_its_bias_scale():
+    """The instances of the SVM with the bias in the penalty carry C and bias_scale, the latter from [0, 100] with both
+    ends drawn (0: no bias), on the features (a linear kernel)."""
+    seen = []
+
+    @settings(max_examples=40, deadline=None, derandomize=True, database=None)
+    @given(instances("l1_svm_regularised_bias", max_n=8))
+    def run(case):
+        assert set(case.hyper) == {"C", "bias_scale"} and case.kernel == "linear"
+        seen.append(case.hyper["bias_scale"])
+
+    run()
+    assert min(seen) == 0.0 and max(seen) > 75.0 and all(0.0 <= b <= 100.0 for b in seen), seen

@@ -1234,19 +1234,28 @@ def regularised_bias_residuals(X, y, C, B, loss: str, alpha=None, w=None, b=None
         if b != 0.0:
             notes.append(f"b = {b:.6g} but bias_scale B = 0 (no bias): the primal objective is infinite")
     P = reg + (0.5 * C * float(xi @ xi) if sq else C * float(np.sum(xi)))
-    f_scale = _terms_scale(np.abs(X) @ np.abs(w) + abs(b) + 1.0)
+    f_terms = np.abs(X) @ np.abs(w) + abs(b)
+    f_scale = _terms_scale(f_terms + 1.0)
     floor = rounding(X.shape[1] + 1, f_scale)
+    if alpha is not None:  # f from alpha: X X'(y alpha) + B^2 y'alpha, whose terms can be far larger than f's
+        a_abs = np.abs(alpha)
+        floor = max(floor, rounding(X.shape[0] + X.shape[1], _terms_scale(
+            np.abs(X) @ (np.abs(X).T @ a_abs) + B * B * float(np.sum(a_abs)) + 1.0)))
+    # the size of the terms of f as they enter P through the loss (slope C, or C xi_i): with a large C or B their
+    # rounding, not P's own terms, is the floor of the objective
+    f_mag = C * float(np.sum((xi if sq else (m > 0.0)) * f_terms))
     if alpha is None:
         if sq:  # the L2 loss is smooth: the primal's gradient, with its implied multipliers alpha = C xi
             _primal_stationarity(X, y, C, B, w, b, xi, vals, where)
-        return Residuals(P, P, vals, where, b, False, True, w.copy(), notes, floor=floor, obj_scale=abs(P))
+        return Residuals(P, P, vals, where, b, False, True, w.copy(), notes, floor=floor,
+                         obj_scale=max(abs(P), f_mag))
     vals["primal_feasibility"] = 0.0  # the slacks are the optimal ones for (w, b): feasible by construction
     mag = reg + C * float(np.sum(np.abs(m) * (np.abs(m) if sq else 1.0))) + float(np.sum(np.abs(alpha))) \
         + (0.5 * float(alpha @ alpha) / C if sq else 0.0)
     vals["duality_gap"] = _rel(P + D, P, D, mag)
     where["duality_gap"] = f"primal P = {P:.10g}, dual D = {D:.10g} (p* = -D*)"
-    return Residuals(-D, P, vals, where, b, False, True, w.copy(), notes, gap_abs=P + D, obj_scale=max(abs(P), mag),
-                     floor=floor)
+    return Residuals(-D, P, vals, where, b, False, True, w.copy(), notes, gap_abs=P + D,
+                     obj_scale=max(abs(P), mag + f_mag), floor=floor)
 
 
 def _primal_stationarity(X, y, C, B, w, b, xi, vals, where) -> None:
@@ -1288,5 +1297,5 @@ def _regularised_bias_dual(X, y, C, B, alpha, w_a, b_a, sq, vals, where) -> floa
     t = np.clip(alpha / C, 0.0, None)
     comp = t * np.maximum(s, 0.0) + (0.0 if sq else np.maximum(1.0 - t, 0.0) * np.maximum(-s, 0.0))
     vals["complementarity"] = float(np.max(comp, initial=0.0)) / max(scale, 1.0)
-    reg = 0.5 * float(w_a @ w_a) + (0.5 * b_a * b_a / (B * B) if B > 0 else 0.0)
+    reg = 0.5 * float(w_a @ w_a) + 0.5 * (B * float(y @ alpha)) ** 2  # 1/2 b^2 / B^2 with b = B^2 y'alpha
     return reg - float(np.sum(alpha)) + (0.5 * float(alpha @ alpha) / C if sq else 0.0)

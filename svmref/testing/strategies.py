@@ -56,7 +56,8 @@ REGRESSION_REGIMES = ("generic", "outliers", "duplicates", "identical")
 #: Default range of each drawn number, and its scale: ``log`` draws the exponent uniformly and shrinks to 1 (or the
 #: end nearest 1); ``linear`` shrinks to the lower end.
 RANGES = {"C": ((1e-4, 1e6), "log"), "gamma": ((1e-8, 1e4), "log"), "sigma": ((1e-3, 1e3), "log"),
-          "poly_c": ((0.1, 10.0), "log"), "mu": ((0.0, 0.99), "linear"), "epsilon": ((0.0, 1.0), "linear")}
+          "poly_c": ((0.1, 10.0), "log"), "mu": ((0.0, 0.99), "linear"), "epsilon": ((0.0, 1.0), "linear"),
+          "bias_scale": ((0.0, 100.0), "linear")}
 #: Where a number is drawn from: its whole range first (what a counterexample shrinks to), then its ends.
 ENDS = ("whole", "low", "high")
 #: The part of a range (on its scale) that counts as one end.
@@ -269,7 +270,8 @@ def _case(draw, cfg: _Config) -> Case:
 
 def instances(formulation: str, *, min_n: int = 2, max_n: int = 30, max_d: int | None = None, kernels=KERNELS,
               regimes=None, C=RANGES["C"][0], gamma=RANGES["gamma"][0], sigma=RANGES["sigma"][0],
-              poly_c=RANGES["poly_c"][0], mu=RANGES["mu"][0], epsilon=RANGES["epsilon"][0]):
+              poly_c=RANGES["poly_c"][0], mu=RANGES["mu"][0], epsilon=RANGES["epsilon"][0],
+              bias_scale=RANGES["bias_scale"][0]):
     """A hypothesis strategy of :class:`svmref.testing.Case` for ``formulation``, hard regimes included.
 
     Parameters
@@ -286,7 +288,7 @@ def instances(formulation: str, *, min_n: int = 2, max_n: int = 30, max_d: int |
         A selection of :data:`KERNELS`.
     regimes : sequence of str, optional
         A selection of :data:`CLASSIFICATION_REGIMES` or :data:`REGRESSION_REGIMES` (default: all of them).
-    C, gamma, sigma, poly_c, mu, epsilon : (low, high)
+    C, gamma, sigma, poly_c, mu, epsilon, bias_scale : (low, high)
         The range of each number drawn (defaults :data:`RANGES`); those the formulation does not take are not drawn.
         ``poly_c`` is the ``c`` of the polynomial kernel ``(1 + x'z / c)^d`` (:func:`svmref.kernels.polynomial_kernel`),
         whose degree is 2 or 3.
@@ -297,5 +299,6 @@ def instances(formulation: str, *, min_n: int = 2, max_n: int = 30, max_d: int |
         Instances verify accepts for ``formulation``, each named after its regime, kernel, N and a hash of its
         content (so that verify's per-instance reference cache never confuses two of them).
     """
-    ranges = {"C": C, "gamma": gamma, "sigma": sigma, "poly_c": poly_c, "mu": mu, "epsilon": epsilon}
+    ranges = {"C": C, "gamma": gamma, "sigma": sigma, "poly_c": poly_c, "mu": mu, "epsilon": epsilon,
+              "bias_scale": bias_scale}
     return _case(_config(formulation, min_n, max_n, max_d, kernels, regimes, ranges))
