@@ -4,11 +4,17 @@ Usage::
 
     svmref figure --list
     svmref figure NAME [--out PATH] [--seed S] [--format FMT] [--dpi DPI] [--print] [--fast] [--json FILE]
+                       [--jobs N] [--scheduler ADDRESS] [--no-progress | --progress]
 
 ``--print`` writes the numbers that are drawn (angles, error rates, counts) to standard output;
 ``--fast`` uses the figure's smaller parameter set (what the tests run); ``--json FILE`` also writes the
 numbers as JSON (figures whose module has ``to_json(result) -> dict``; refused for the others). The image is
 rendered with matplotlib's Agg backend (headless).
+
+The figures with draws (``outlier-robustness``, ``rls-vs-svm``, ``support-features-selectivity``: 101 each) say at the
+start how many they will run, run them on ``--jobs`` workers (default every core, one BLAS thread each; or on the
+Dask cluster at ``--scheduler``, the convention of ``svmref table``) with the same numbers as ``--jobs 1``, and show a
+tqdm bar on stderr when it is a terminal (``--progress`` forces it, ``--no-progress`` turns it off).
 
 ``--out``: a file whose suffix names the format (any format matplotlib writes: png, pdf, svg, eps,
 jpg, tif, webp, ...; an unknown suffix is refused); an existing directory (or a path ending in
@@ -66,6 +72,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", default=None, metavar="FILE",
                    help="also write the numbers as JSON to FILE (figures that have them, e.g. outlier-robustness)")
     p.add_argument("--dpi", default=150, metavar="DPI", help="resolution of raster output, dots per inch (default 150)")
+    p.add_argument("--jobs", default="-1", metavar="N",
+                   help="workers for the figures with draws, one BLAS thread each (default -1: every core); the "
+                   "numbers do not depend on it")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="run the draws on the Dask cluster at ADDRESS (tcp://HOST:PORT) instead")
+    bar = p.add_mutually_exclusive_group()
+    bar.add_argument("--no-progress", action="store_true", help="no progress bar")
+    bar.add_argument("--progress", action="store_true",
+                     help="a progress bar on stderr even when it is not a terminal (the default there is none)")
     return p
 
 
@@ -109,6 +124,10 @@ def _checked(args):
         check_writable(args.json, "--json")
     if args.seed is not None and not 0 <= args.seed < 2**32:
         raise UsageError(f"--seed must be an integer from 0 to 2**32 - 1 (numpy's seed range); got {args.seed}")
+    jobs = check_number(args.jobs, "--jobs", integer=True, low=-2.0)
+    if jobs == 0:
+        raise UsageError(f"--jobs must be a positive integer or -1 (every core); got {args.jobs!r}")
+    args.jobs = jobs
     return dpi, out, fmt
 
 
@@ -125,6 +144,16 @@ def _write_json(module, result, name: str) -> int:
         return 2
     print(f"wrote {path}")
     return 0
+
+
+def _parallel(module, args) -> dict:
+    """The options of a figure with draws (``jobs``, ``scheduler``, ``progress``), after saying on stderr what it will
+    do (``101 draws; --fast runs 11``); nothing for the others, which have no draws to spread."""
+    if not hasattr(module, "work"):
+        return {}
+    print(f"svmref figure {args.name}: {module.work(args.fast)}", file=sys.stderr)
+    progress = not args.no_progress and (args.progress or sys.stderr.isatty())
+    return {"jobs": args.jobs, "scheduler": args.scheduler, "progress": progress}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -157,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     kwargs = {"fast": args.fast}
     if args.seed is not None:
         kwargs["seed"] = args.seed
+    kwargs.update(_parallel(module, args))
     try:
         result = module.compute(**kwargs)
     except (RuntimeError, ValueError) as exc:

@@ -65,6 +65,7 @@ from svmref._validation import check_positive
 from svmref.kernels import linear_kernel
 
 from ._common import format_table, mesh, new_figure, wrap_degrees
+from ._draws import map_draws
 
 __all__ = [
     "DEFAULT_SEED",
@@ -414,10 +415,18 @@ def _one_draw(index: int, seed: int, C: float, n: int, check: bool, rtol: float)
     return Draw(index, int(seed), flipped, margin, turn), fits, X, y, y_out
 
 
+def work(fast: bool = False) -> str:
+    """What :func:`compute` will do, in words (``svmref figure`` says it at the start)."""
+    return f"{N_DRAWS_FAST if fast else N_DRAWS} draws" + ("" if fast else f"; --fast runs {N_DRAWS_FAST}")
+
+
 def compute(seed: int = DEFAULT_SEED, *, C: float = 1.0, n_per_class: int = 20, n_draws: int | None = None,
-            check: bool = True, rtol: float = RTOL_REFERENCE, fast: bool = False) -> OutlierResult:
+            check: bool = True, rtol: float = RTOL_REFERENCE, fast: bool = False, jobs: int = 1,
+            scheduler: str | None = None, progress: bool = False) -> OutlierResult:
     """Train both models with and without the two switched labels on ``n_draws`` draws (seeds ``seed``,
-    ``seed + 1``, ...) and return the numbers to draw.
+    ``seed + 1``, ...) and return the numbers to draw. The draws run on ``jobs`` workers (or the Dask cluster at
+    ``scheduler``) with a progress bar where ``progress`` (:func:`svmref.figures._draws.map_draws`: the same numbers
+    for any ``jobs``).
 
     ``n_draws`` defaults to :data:`N_DRAWS` (101), or :data:`N_DRAWS_FAST` (11) with ``fast=True``.
     ``check=True`` solves each dual with the cvxpy reference and raises :class:`RuntimeError` when
@@ -428,7 +437,8 @@ def compute(seed: int = DEFAULT_SEED, *, C: float = 1.0, n_per_class: int = 20, 
     n_draws = (N_DRAWS_FAST if fast else N_DRAWS) if n_draws is None else n_draws
     if isinstance(n_draws, bool) or int(n_draws) != n_draws or n_draws < 1:
         raise ValueError(f"n_draws must be an integer >= 1; got {n_draws!r}")
-    runs = [_one_draw(k, int(seed) + k, C, n, check, rtol) for k in range(int(n_draws))]
+    runs = map_draws(__name__, "_one_draw", [(k, int(seed) + k, C, n, check, rtol) for k in range(int(n_draws))],
+                     jobs=jobs, scheduler=scheduler, progress=progress)
     draws = tuple(r[0] for r in runs)
     chosen = median_draw(draws)
     _, fits, X, y, y_out = runs[chosen]

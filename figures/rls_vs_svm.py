@@ -75,6 +75,7 @@ from svmref.kernels import gaussian_kernel
 from svmref.solvers._result import IllConditionedWarning, SuboptimalWarning
 
 from ._common import format_table, new_figure
+from ._draws import map_draws
 
 __all__ = [
     "PROBLEMS",
@@ -471,11 +472,20 @@ def _check_grid(values, name: str) -> tuple:
     return v
 
 
+def work(fast: bool = False) -> str:
+    """What :func:`compute` will do, in words (``svmref figure`` says it at the start)."""
+    n = FAST_DRAWS if fast else N_DRAWS
+    return f"{n} draws of each of {len(PROBLEMS)} problems" + ("" if fast else f"; --fast runs {FAST_DRAWS}")
+
+
 def compute(seed: int = DEFAULT_SEED, *, n_draws: int | None = None, fast: bool = False, n_folds: int | None = None,
-            sigmas=None, gammas=None, cs=None) -> RLSvsSVMResult:
+            sigmas=None, gammas=None, cs=None, jobs: int = 1, scheduler: str | None = None,
+            progress: bool = False) -> RLSvsSVMResult:
     """``n_draws`` draws of each problem (default :data:`N_DRAWS`; 5 with ``fast``), each with its CV (001 §3,
     ``n_folds``, default 10; 3 with ``fast``) over ``sigmas x gammas`` (RLS) and ``sigmas x cs`` (SVM), default the
-    figure's wide grids (three values each with ``fast``); then the median draw of each problem is drawn."""
+    figure's wide grids (three values each with ``fast``); then the median draw of each problem is drawn. The draws
+    run on ``jobs`` workers (or the Dask cluster at ``scheduler``) with a progress bar where ``progress``
+    (:func:`svmref.figures._draws.map_draws`: the same numbers for any ``jobs``)."""
     if n_draws is None:
         n_draws = FAST_DRAWS if fast else N_DRAWS
     if isinstance(n_draws, bool) or int(n_draws) != n_draws or n_draws < 1:
@@ -487,8 +497,11 @@ def compute(seed: int = DEFAULT_SEED, *, n_draws: int | None = None, fast: bool 
     _folds(N_TRAIN, n_folds, np.random.default_rng(0))  # checks n_folds before any work
     mesh = mesh_points()
     draws, chosen, train, preds = {}, {}, {}, {}
-    for pb in PROBLEMS:
-        draws[pb] = tuple(_one_draw(pb, k, seed, grids, n_folds, mesh) for k in range(int(n_draws)))
+    every = map_draws(__name__, "_one_draw", [(pb, k, seed, grids, n_folds, mesh) for pb in PROBLEMS
+                                              for k in range(int(n_draws))],
+                      jobs=jobs, scheduler=scheduler, progress=progress)
+    for i, pb in enumerate(PROBLEMS):
+        draws[pb] = tuple(every[i * int(n_draws):(i + 1) * int(n_draws)])
         chosen[pb] = median_draw(draws[pb])
         again, train[pb], labels = _one_draw(pb, draws[pb][chosen[pb]].index, seed, grids, n_folds, mesh, keep=True)
         if again != draws[pb][chosen[pb]]:

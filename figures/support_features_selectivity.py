@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._common import format_table, new_figure
+from ._draws import map_draws
 
 __all__ = ["DEFAULT_SEED", "CS", "N_SEEDS", "N_SEEDS_FAST", "THESIS", "selectivity_axis", "SeedRun", "SelectivityResult",
            "median_seed", "compute", "plot", "figure", "to_json"]
@@ -246,13 +247,21 @@ def _run(seed: int, mus, C, n_test: int) -> SeedRun:
                    np.asarray(path.n_selected), n_true, len(yt))
 
 
+def work(fast: bool = False) -> str:
+    """What :func:`compute` will do, in words (``svmref figure`` says it at the start)."""
+    return f"{N_SEEDS_FAST if fast else N_SEEDS} seeds" + ("" if fast else f"; --fast runs {N_SEEDS_FAST}")
+
+
 def compute(seed: int = DEFAULT_SEED, *, n_seeds: int | None = None, mus=None, C: float | None = None,
-            n_test: int = N_TEST, fast: bool = False) -> SelectivityResult:
+            n_test: int = N_TEST, fast: bool = False, jobs: int = 1, scheduler: str | None = None,
+            progress: bool = False) -> SelectivityResult:
     """Every seed ``seed, ..., seed + n_seeds - 1``: train along the ``mu`` grid with LOO, measure the test error.
 
     ``n_seeds`` defaults to :data:`N_SEEDS` (``fast``: :data:`N_SEEDS_FAST`). ``C=None`` chooses ``C`` per seed
     by LOO at ``mu = 0`` over :data:`CS`. ``fast`` uses 7 values of ``mu`` and 20000 test patterns. The
-    drawn seed is the median by test-error reduction (:func:`median_seed`).
+    drawn seed is the median by test-error reduction (:func:`median_seed`). The seeds run on ``jobs`` workers (or
+    the Dask cluster at ``scheduler``) with a progress bar where ``progress`` (:func:`svmref.figures._draws.map_draws`:
+    the same numbers for any ``jobs``).
     """
     if isinstance(seed, bool) or int(seed) != seed:
         raise ValueError(f"seed must be an integer; got {seed!r}")
@@ -267,7 +276,8 @@ def compute(seed: int = DEFAULT_SEED, *, n_seeds: int | None = None, mus=None, C
         n_test = min(n_test, 20_000)
     if isinstance(n_test, bool) or int(n_test) != n_test or n_test < 2:
         raise ValueError(f"n_test must be an integer >= 2; got {n_test!r}")
-    runs = tuple(_run(int(seed) + i, mus, C, n_test) for i in range(int(n_seeds)))
+    runs = tuple(map_draws(__name__, "_run", [(int(seed) + i, mus, C, n_test) for i in range(int(n_seeds))],
+                           jobs=jobs, scheduler=scheduler, progress=progress, desc="seeds"))
     return SelectivityResult(runs, median_seed(runs))
 
 

@@ -71,11 +71,16 @@ def test_every_figure_command_writes_a_png(name, tmp_path, capsys):
     for module, attr in SOLVERS_OF[name]:
         _need(module, attr)
     out = tmp_path / f"{name}.png"
-    assert cli.main([name, "--out", str(out), "--print", *FAST_ARGS]) == 0
+    assert cli.main([name, "--out", str(out), "--print", "--jobs", "1", "--progress", *FAST_ARGS]) == 0
     assert out.stat().st_size > 1000
     assert out.read_bytes()[:4] == TOL["magic"]["png"]
-    printed = capsys.readouterr().out
-    assert name in printed and f"wrote {out}" in printed
+    captured = capsys.readouterr()
+    assert name in captured.out and f"wrote {out}" in captured.out
+    module = figures.get(name)
+    if hasattr(module, "work"):  # a figure with draws says what it will do, then counts them on its bar
+        assert f"svmref figure {name}: {module.work(True)}" in captured.err
+        total = int(module.work(True).split()[0]) * (3 if name == "rls-vs-svm" else 1)
+        assert f"{total}/{total}" in captured.err, captured.err
 
 
 @pytest.mark.parametrize("out,fmt,expected", [
@@ -306,3 +311,27 @@ def test_rls_and_svm_similar_on_square_and_overlap():
         rls, svm = res.errors[(pb, "RLS")], res.errors[(pb, "SVM")]
         assert abs(rls.mean() - svm.mean()) < max(rls.std(ddof=1), svm.std(ddof=1))
         assert rls.mean() >= R.BAYES_ERROR[pb] and svm.mean() >= R.BAYES_ERROR[pb]
+
+
+#: A few draws of each figure with draws, through the library (the CLI's --fast runs more).
+FEW_DRAWS = {"outlier-robustness": {"n_draws": 3}, "rls-vs-svm": {"n_draws": 2},
+             "support-features-selectivity": {"n_seeds": 2}}
+
+
+@pytest.mark.slow  # two worker processes, each compiling the solvers when numba's cache is cold
+@pytest.mark.parametrize("name", sorted(FEW_DRAWS))
+def test_the_numbers_do_not_depend_on_the_number_of_workers(name):
+    """The JSON of a figure with draws is byte-identical for jobs=1 (this process, one BLAS thread) and jobs=2 (two
+    joblib workers, one BLAS thread each): each draw depends on its seed only, and the results come back in order."""
+    import json
+
+    module = figures.get(name)
+    text = [json.dumps(module.to_json(module.compute(fast=True, jobs=jobs, **FEW_DRAWS[name])), indent=1)
+            for jobs in (1, 2)]
+    assert text[0] == text[1]
+
+
+def test_figure_jobs_are_checked_before_any_work(tmp_path, capsys):
+    assert cli.main(["outlier-robustness", "--jobs", "0", "--out", str(tmp_path / "x.png")]) == 2
+    assert "--jobs must be a positive integer or -1" in capsys.readouterr().err
+    assert not (tmp_path / "x.png").exists()

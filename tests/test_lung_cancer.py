@@ -169,6 +169,7 @@ def fast():
     return LC.compute(fast=True)
 
 
+@pytest.mark.slow  # the figure's --fast run (11 s cold): a paper reproduction
 def test_fast_figure_numbers(fast, data):
     X, y = data
     # the SVM keeps every feature: at mu = 0, a = w/2 (003 eq. (8)), so only a feature with w_i = 0 up to rounding can
@@ -187,6 +188,7 @@ def test_fast_figure_numbers(fast, data):
     assert f"C = {fast.C:g}" in text and "UCI attributes" in text and "6% below the SVM" in text
 
 
+@pytest.mark.slow  # the figure's --fast run (11 s cold): a paper reproduction
 def test_fast_tie_and_plateau_equal_the_paths(fast):
     """The tie at mu = 0, each tied C's outcome and the plateau's feature range, recomputed from the per-C paths;
     the report, the JSON and the third panel say the same."""
@@ -213,6 +215,7 @@ def test_fast_tie_and_plateau_equal_the_paths(fast):
     assert f"{len(tied)}-way tie at mu = 0" in title and f"smaller C = {tied[0]:g}" in title
 
 
+@pytest.mark.slow  # the figure's --fast run (11 s cold): a paper reproduction
 def test_fast_refined_plateau_agrees_with_the_grid(fast, data):
     """The refined grid runs from the grid point before the plateau to the one after, REFINE times finer; where
     it meets the coarse grid its LOO errors are the coarse ones (an independent path: other warm starts)."""
@@ -247,6 +250,7 @@ def test_refine_plateau_spans_the_neighbours_of_the_plateau(data):
     assert set(skipped) == {"skipped"} and str(LC.REFINE_MAX) in skipped["skipped"]
 
 
+@pytest.mark.slow  # the figure's --fast run (11 s cold): a paper reproduction
 def test_fast_figure_draws_four_panels_and_the_heat_map_is_the_loo_grid(fast):
     """Four panels against artanh(mu) (and the heat map's colour bar); the heat map's cells are the LOO error counts
     of every (C, mu), rows in the order of CS, the tied C boxed at mu = 0 and the chosen C's plateau underlined."""

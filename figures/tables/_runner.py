@@ -121,7 +121,8 @@ def _watch_parent(every_s: float = 0.5) -> None:
 
 
 def _execute(module: str, kind: str, task: dict, in_worker: bool = True) -> dict:
-    """Run one task of a table module: ``module.run_selection(task)`` or ``module.run_split(task)``.
+    """Run one task of a table module, ``module.run_selection(task)`` or ``module.run_split(task)``, or a figure's
+    draw (``kind="draw"``: ``module.<task["fn"]>(*task["args"])``, with the task's index).
 
     On a worker (a loky process, a Dask worker) the BLAS pool is limited to one thread for good:
     small fits on several threads of a shared machine are slower, never faster (see
@@ -130,6 +131,8 @@ def _execute(module: str, kind: str, task: dict, in_worker: bool = True) -> dict
     if in_worker:
         _limit_blas_once()
     mod = importlib.import_module(module)
+    if kind == "draw":  # a figure's draw (svmref.figures._draws): any module-level function, by name
+        return {"index": task["index"], "value": getattr(mod, task["fn"])(*task["args"])}
     fn = mod.run_selection if kind == "selection" else mod.run_split
     return fn(task)
 
