@@ -180,6 +180,17 @@ def test_verify_n_and_data_run(solvers, tmp_path, capsys):
     assert code == 0 and "data-mine" in out, out
 
 
+def test_verify_says_what_it_will_run_and_counts_the_instances_on_its_bar(capsys):
+    """On stderr (forced: stderr is no terminal here): the number of instances first, then a bar that ends at 3/3;
+    --no-progress leaves stderr as it was. The rows stay on stdout."""
+    argv = ["verify", "svmref.solvers.smo:l1_svm", "-f", "l1_svm", "--suite", "quick"]
+    code, out, err = _run([*argv, "--progress"], capsys)
+    assert code == 0 and "svmref verify: 3 instance(s) of suite 'quick' for l1_svm" in err
+    assert "| 3/3 [" in err and "q-linear-20" in out and "| 3/3 [" not in out
+    code, out, err = _run([*argv, "--no-progress"], capsys)
+    assert code == 0 and "3 instance(s)" not in err and "/3 [" not in err
+
+
 def test_verify_ctrl_c_prints_the_finished_rows_and_a_partial_verdict(solvers, tmp_path):
     """A real SIGINT to a real ``svmref verify`` process: exit 130, the finished row, no traceback."""
     cmd = [sys.executable, "-m", "svmref.cli", "verify", f"{solvers}:slow_after_first", "-f", "l1_svm",

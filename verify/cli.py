@@ -138,6 +138,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true",
                    help="check every built-in solver against every formulation it serves (the health report)")
     p.add_argument("--quiet", "-q", action="store_true", help="print only the summary")
+    bar = p.add_mutually_exclusive_group()
+    bar.add_argument("--no-progress", action="store_true", help="no progress bar")
+    bar.add_argument("--progress", action="store_true",
+                     help="a progress bar on stderr even when it is not a terminal (the default there is none)")
     p.add_argument("--verbose", "-v", action="store_true",
                    help="also print, under each row, what the solver printed and the traceback of any exception it raised")
     return p
@@ -262,21 +266,47 @@ def _reader_gone(stream) -> int:
     return EXIT_PIPE
 
 
-def _printer(args):
-    """The callback that prints each row as its instance finishes (the heading at once, when called)."""
-    state = {"header": False}
+class _Rows:
+    """The callback that prints each row as its instance finishes (the heading at once, when called), and, once
+    :meth:`plan` says how many instances there are, a tqdm bar on stderr that counts them (``--progress`` /
+    ``--no-progress``; by default on a terminal only). The bar is cleared while a row is printed."""
 
-    def on_record(rec=None):
-        if args.quiet:
-            return
-        if not state["header"]:
-            _say(Report.header())
-            state["header"] = True
-        if rec is None:
-            return
-        _say("\n".join([rec.row(), *rec.details(verbose=args.verbose)]))
+    def __init__(self, args):
+        self.args, self.header, self.bar = args, False, None
 
-    return on_record
+    def plan(self, total: int, what: str) -> None:
+        """With a bar (a terminal, or ``--progress``): say on stderr what will run (``12 instance(s) of suite
+        'standard' for l1_svm``) and start the bar. Without one stderr stays as it was (scripts and pipes read it)."""
+        args = self.args
+        if getattr(args, "no_progress", False) or not (getattr(args, "progress", False) or sys.stderr.isatty()):
+            return
+        try:
+            from tqdm import tqdm
+        except ImportError:  # pragma: no cover - tqdm is a dependency
+            return
+        print(f"svmref verify: {total} instance(s) {what}", file=sys.stderr)
+        self.bar = tqdm(total=total, desc="verify", unit="instance", file=sys.stderr)
+
+    def __call__(self, rec=None) -> None:
+        if self.bar is not None and rec is not None:
+            self.bar.clear()
+        if not self.args.quiet:
+            if not self.header:
+                _say(Report.header())
+                self.header = True
+            if rec is not None:
+                _say("\n".join([rec.row(), *rec.details(verbose=self.args.verbose)]))
+        if self.bar is not None and rec is not None:
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def _printer(args) -> _Rows:
+    return _Rows(args)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -307,6 +337,9 @@ def main(argv: list[str] | None = None) -> int:
 def _run_all(args, opts, on_record) -> Report:
     """Every built-in solver on its formulation (``--all``): the health report."""
     report = Report(tol=opts["tol"])
+    chosen = [form for form in _registry().values() if not args.formulation or form == args.formulation]
+    on_record.plan(sum(len(_instances(args, opts, form)) for form in chosen),
+                   f"for {len(chosen)} built-in solver(s) (--all)")
     on_record()
     for spec, form in _registry().items():
         if args.formulation and form != args.formulation:
@@ -386,11 +419,13 @@ def _run_estimator(args, opts) -> int:
     except ValueError as exc:
         raise UsageError(str(exc).replace("params: ", "--param: ")) from None
     on_record = _printer(args)
+    on_record.plan(len(insts), f"of {_where(args)} for {args.formulation}")
     on_record()
     with _client(args) as client:
         report = check_estimator(cls, args.formulation, insts, opts["tol"], params=params, name=args.estimator,
                                  timeout=opts["timeout"], on_record=on_record, certificate=args.certificate or None,
                                  client=client)
+    on_record.close()
     for msg in report.skipped:
         print(f"SKIP {msg}", file=sys.stderr)
     return _finish(report, args, opts)
@@ -493,7 +528,9 @@ def _run(args, opts) -> int:
     on_record = _printer(args)
     if args.all:
         _all_alone(args)
-        return _finish(_run_all(args, opts, on_record), args, opts)
+        report = _run_all(args, opts, on_record)
+        on_record.close()
+        return _finish(report, args, opts)
     if not args.spec:
         raise UsageError("SPEC is required (or --list / --all)")
     try:
@@ -512,10 +549,16 @@ def _run(args, opts) -> int:
         check_signature(fn, form, name=args.spec, solver_tol=tol_parameter(fn, args.solver_tol))
     except (SignatureError, ValueError) as exc:
         raise UsageError(str(exc).replace("solver_tol=", "--solver-tol ")) from None
+    on_record.plan(len(insts), f"of {_where(args)} for {form}")
     on_record()  # the heading now: the first row may take a while
     report = check(fn, form, insts, opts["tol"], name=args.spec, timeout=opts["timeout"], spec=args.spec,
                    on_record=on_record, solver_tol=args.solver_tol, certificate=args.certificate or None)
+    on_record.close()
     return _finish(report, args, opts)
+
+
+def _where(args) -> str:
+    return f"--data {args.data}" if args.data is not None else f"suite {args.suite!r}"
 
 
 def _finish(report, args, opts) -> int:
