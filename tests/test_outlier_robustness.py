@@ -297,8 +297,8 @@ def test_disagreement_with_reference_fails_loudly(monkeypatch, tmp_path, capsys)
     monkeypatch.setattr(O, "_train", wrong)
     with pytest.raises(RuntimeError, match="disagrees with the cvxpy reference"):
         O.compute(fast=True)
-    out = tmp_path / "x.png"
-    assert cli.main(["outlier-robustness", "--out", str(out), "--fast"]) == 1
+    out = tmp_path / "x.png"  # the patch lives in this process: the CLI runs the draws here (--jobs 1)
+    assert cli.main(["outlier-robustness", "--out", str(out), "--fast", "--jobs", "1"]) == 1
     assert not out.exists()
     assert "disagrees" in capsys.readouterr().err
 
@@ -327,6 +327,6 @@ def test_outlier_figure_other_formats(fast, fmt, tmp_path):
 
 def test_cli_json_writes_the_numbers(tmp_path, capsys):
     out = tmp_path / "n.json"
-    assert cli.main(["outlier-robustness", "--fast", "--out", str(tmp_path / "f.png"), "--json", str(out)]) == 0
+    assert cli.main(["outlier-robustness", "--fast", "--jobs", "1", "--out", str(tmp_path / "f.png"), "--json", str(out)]) == 0
     data = json.loads(out.read_text(encoding="utf-8"))
     assert len(data["draws"]) == O.N_DRAWS_FAST and set(data["median_abs_turn"]) == set(O.MODELS)

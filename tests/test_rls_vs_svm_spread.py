@@ -216,7 +216,7 @@ def test_json_option_writes_the_numbers(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(R, "FAST_DRAWS", 3)
     monkeypatch.setattr(R, "FAST_FOLDS", 3)
     out, js = tmp_path / "f.png", tmp_path / "sub" / "f.json"
-    assert cli.main(["rls-vs-svm", "--fast", "--out", str(out), "--json", str(js)]) == 0
+    assert cli.main(["rls-vs-svm", "--fast", "--jobs", "1", "--out", str(out), "--json", str(js)]) == 0
     data = json.loads(js.read_text(encoding="utf-8"))
     assert data["n_draws"] == 3 and data["claim"] == R.CLAIM
     assert "median draw" in data["chosen_rule"] and "default_rng" in data["seed_rule"]
