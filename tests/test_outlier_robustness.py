@@ -103,22 +103,28 @@ def full():
     return O.compute()  # the published figure: N_DRAWS draws, each checked against cvxpy
 
 
-def test_fast_and_full_sizes(fast, full):
-    assert len(fast.draws) == O.N_DRAWS_FAST and len(full.draws) == O.N_DRAWS >= 100
-    for res in (fast, full):
-        assert res.max_rel_diff <= res.rtol
-        for fit in res.fits.values():
-            assert abs(fit.dual_solver - fit.dual_reference) <= O.RTOL_REFERENCE * abs(fit.dual_reference)
+#: The published figure's run (101 draws, each dual checked against cvxpy): a paper reproduction, in the slow step.
+RUNS = ["fast", pytest.param("full", marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("which", RUNS)
+def test_fast_and_full_sizes(which, request):
+    res = request.getfixturevalue(which)
+    assert len(res.draws) == (O.N_DRAWS_FAST if which == "fast" else O.N_DRAWS) and O.N_DRAWS >= 100
+    assert res.max_rel_diff <= res.rtol
+    for fit in res.fits.values():
+        assert abs(fit.dual_solver - fit.dual_reference) <= O.RTOL_REFERENCE * abs(fit.dual_reference)
 
 
 # ---- the drawn instance is the median draw -------------------------------------------------------
-def test_drawn_instance_is_the_median_draw(fast, full):
-    for res in (fast, full):
-        t = np.array([abs(d.turn["ls_svm"]) for d in res.draws])
-        chosen = abs(res.turn("ls_svm"))
-        assert chosen == abs(res.chosen_draw.turn["ls_svm"])
-        assert chosen == np.median(t) == res.median_abs_turn["ls_svm"]  # N odd: the median is one draw
-        assert np.sum(t < chosen) == np.sum(t > chosen) == (len(t) - 1) // 2
+@pytest.mark.parametrize("which", RUNS)
+def test_drawn_instance_is_the_median_draw(which, request):
+    res = request.getfixturevalue(which)
+    t = np.array([abs(d.turn["ls_svm"]) for d in res.draws])
+    chosen = abs(res.turn("ls_svm"))
+    assert chosen == abs(res.chosen_draw.turn["ls_svm"])
+    assert chosen == np.median(t) == res.median_abs_turn["ls_svm"]  # N odd: the median is one draw
+    assert np.sum(t < chosen) == np.sum(t > chosen) == (len(t) - 1) // 2
 
 
 def _draw(index, turn):
@@ -135,7 +141,7 @@ def test_median_draw_rule(turns, expected):
 
 
 # ---- the distribution panels ---------------------------------------------------------------------
-@pytest.mark.parametrize("which", ["fast", "full"])
+@pytest.mark.parametrize("which", RUNS)
 def test_distribution_panels_show_every_draw(which, request):
     fast = request.getfixturevalue(which)  # the full run has every group; the fast one lacks "both beyond"
     fig = O.plot(fast)
@@ -167,6 +173,7 @@ def test_json_has_the_keys(fast):
         assert set(d["turn"]) == set(O.MODELS) and d["group"] in O.GROUPS
 
 
+@pytest.mark.slow  # the published figure's 101 draws (RUNS)
 def test_claim_numbers_are_what_the_draws_give(full):
     out = json.loads(json.dumps(full.to_json(), allow_nan=False))
     draws = out["draws"]
@@ -187,6 +194,7 @@ def test_claim_numbers_are_what_the_draws_give(full):
             f"{med['ls_svm']:.1f} deg (LS-SVM) vs {med['least_1norm_svm']:.1f} deg") in full.headline()
 
 
+@pytest.mark.slow  # the published figure's 101 draws (RUNS)
 def test_draws_switch_points_on_both_sides_and_beyond_ones_never_turn(full):
     """Every group occurs; where both switched points lie beyond the margin the Least 1-Norm SVM does not
     turn (the property below, on the fast solver's angles) while the LS-SVM does."""
@@ -197,6 +205,7 @@ def test_draws_switch_points_on_both_sides_and_beyond_ones_never_turn(full):
     assert any(abs(d.turn["least_1norm_svm"]) > 1.0 for g in ("one inside", "both inside") for d in by[g])
 
 
+@pytest.mark.slow  # the published figure's 101 draws (RUNS)
 def test_inside_zero_turns_are_pinned_by_two_margin_patterns(full):
     """docs/figures.md: where a switch inside the margin leaves the Least 1-Norm direction unchanged, two
     patterns of one class (unswitched) lie on their margin, ``y_i f(x_i) = 1``, in both fits, so
@@ -211,6 +220,7 @@ def test_inside_zero_turns_are_pinned_by_two_margin_patterns(full):
         assert any(y[i] == y[j] for i in kept for j in kept if i < j), (d.seed, kept)
 
 
+@pytest.mark.slow  # the published figure's 101 draws (RUNS)
 def test_documented_numbers_are_the_full_run(full):
     """docs/figures.md quotes the first lines of ``--print``: the headline, the groups' table, the drawn
     instance and its angles (the table's four lines after the rule's outcome)."""
