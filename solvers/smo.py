@@ -724,7 +724,8 @@ def _uncertifiable(run, objective) -> str:
 
 
 def _beyond_psd_bound(run) -> str:
-    """With ``shift = 1/C > 0`` (L2, LS-SVM) every iterate of SMO, a descent method from ``D_0 = D(alpha0)`` (0 from
+    """With ``shift = 1/C > 0`` (L2, LS-SVM: the dual of 000 eq. (2) with ``Kt = K + I/C``) every iterate of SMO, a
+    descent method from ``D_0 = D(alpha0)`` (0 from
     ``alpha = 0``), has ``(shift/2) ||beta||^2 <= D(beta) - p'beta <= D_0 + ||p|| ||beta||`` when ``K`` is PSD, so
     ``||beta|| <= (||p|| + sqrt(||p||^2 + 2 shift max(D_0, 0))) / shift`` (``2 ||p|| C`` from zero); an iterate beyond
     that bound proves that ``K + shift I``, as given (rounded), is not PSD. Returns the words saying so, or ``""``."""

@@ -229,32 +229,27 @@ def coefficients(out, inst) -> dict:
     return {"c": vector(c, "c", inst.N)}
 
 
-def features(out, inst) -> dict:
-    """``{"lam", "a", "b"}`` from an object (or dict) with ``.lam`` and/or ``.a``, ``.b`` (absent ones ``None``)."""
+def _dual_and_or_primal(out, inst, dual: str, primal: str, who: str) -> dict:
+    """``{dual, primal, "b"}`` from an object (or dict) with the dual vector ``.<dual>`` (length N) and/or the primal
+    ``.<primal>`` (length d) with ``.b`` (absent ones ``None``): the answer of a formulation on the features ``X``."""
     if isinstance(out, (tuple, list, np.ndarray)):
-        raise BadAnswer("a support features solver returns an object (or dict) with .lam and/or .a, .b; "
-                        f"got {received(out)}")
-    lam, a, b = get(out, "lam"), get(out, "a"), get(out, "b")
-    if lam is None and a is None:
-        raise unusable(out, ("lam", "a", "b"), "the answer has neither .lam nor .a")
-    if lam is None and b is None:
-        raise BadAnswer("a primal answer (.a without .lam) must also give .b")
-    return {"lam": None if lam is None else vector(lam, "lam", inst.N),
-            "a": None if a is None else vector(a, "a", inst.X.shape[1]),
+        raise BadAnswer(f"{who} returns an object (or dict) with .{dual} and/or .{primal}, .b; got {received(out)}")
+    d, p, b = get(out, dual), get(out, primal), get(out, "b")
+    if d is None and p is None:
+        raise unusable(out, (dual, primal, "b"), f"the answer has neither .{dual} nor .{primal}")
+    if d is None and b is None:
+        raise BadAnswer(f"a primal answer (.{primal} without .{dual}) must also give .b")
+    return {dual: None if d is None else vector(d, dual, inst.N),
+            primal: None if p is None else vector(p, primal, inst.X.shape[1]),
             "b": scalar(b, "b")}
+
+
+def features(out, inst) -> dict:
+    """``{"lam", "a", "b"}``: the support features machine's dual ``lam`` and/or primal ``a`` with ``b``."""
+    return _dual_and_or_primal(out, inst, "lam", "a", "a support features solver")
 
 
 def linear_primal(out, inst) -> dict:
-    """``{"alpha", "w", "b"}`` from an object (or dict) with ``.alpha`` (the dual) and/or the primal ``.w``, ``.b``
-    (absent ones ``None``): the answer of the SVM with the bias in the penalty on the features ``X``."""
-    if isinstance(out, (tuple, list, np.ndarray)):
-        raise BadAnswer("a solver of the SVM with the bias in the penalty returns an object (or dict) with .alpha "
-                        f"and/or .w, .b; got {received(out)}")
-    alpha, w, b = get(out, "alpha"), get(out, "w"), get(out, "b")
-    if alpha is None and w is None:
-        raise unusable(out, ("alpha", "w", "b"), "the answer has neither .alpha nor .w")
-    if alpha is None and b is None:
-        raise BadAnswer("a primal answer (.w without .alpha) must also give .b")
-    return {"alpha": None if alpha is None else vector(alpha, "alpha", inst.N),
-            "w": None if w is None else vector(w, "w", inst.X.shape[1]),
-            "b": scalar(b, "b")}
+    """``{"alpha", "w", "b"}``: the dual ``alpha`` and/or the primal ``w`` with ``b`` of the SVM with the bias in the
+    penalty on the features ``X``."""
+    return _dual_and_or_primal(out, inst, "alpha", "w", "a solver of the SVM with the bias in the penalty")

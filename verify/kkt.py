@@ -1182,8 +1182,9 @@ def _tube_complementarity(beta, r, C: float, epsilon: float, b: float, f_scale: 
 
 
 def regularised_bias_residuals(X, y, C, B, loss: str, alpha=None, w=None, b=None) -> Residuals:
-    r"""Residuals of the SVM with the bias in the penalty (:mod:`svmref.formulations.regularised_bias`) on the
-    features ``X``, at a dual answer ``alpha``, a primal answer ``(w, b)``, or both.
+    r"""Residuals of the SVM with the bias in the penalty (:mod:`svmref.formulations.regularised_bias`: 003 eqs.
+    (2)-(3) and 000 §1 with ``1/2 b^2 / B^2`` in the primal; the dual derived there) on the features ``X``, at a dual
+    answer ``alpha``, a primal answer ``(w, b)``, or both.
 
     * primal: ``P(w, b) = 1/2 ||w||^2 + 1/2 b^2 / B^2 + C sum_i xi_i`` (``loss="hinge"``) or ``... + C/2 sum_i xi_i^2``
       (``"squared_hinge"``), ``xi_i = max(0, 1 - y_i (w'x_i + b))`` the optimal slacks; ``B = 0``: no bias (``b``

@@ -314,7 +314,8 @@ def _features_reference(F, inst, ans):
 
 def _newton_correction(r, X, y, C, B, loss, alpha) -> None:
     """The reference's own first-order error (:func:`R.resolution`), as for the LS-SVM: the signed Newton correction
-    of its dual on the free variables (``0 < alpha_i < C``; ``alpha_i > 0`` for L2), ``Q_FF d_F = -s_F`` with ``Q = Y
+    of its dual (docs/formulations/regularised_bias.md §4: 003 eq. (3) on ``K + B^2 11'`` without ``y'alpha = 0``)
+    on the free variables (``0 < alpha_i < C``; ``alpha_i > 0`` for L2), ``Q_FF d_F = -s_F`` with ``Q = Y
     (X X' + B^2 1 1') Y [+ I/C]`` and ``s`` the gradient, carried to ``w`` (``X_F'(y_F d_F)``) and ``b`` (``B^2 y_F'd_F``).
     The primal is strongly convex, so ``w`` and ``b`` are unique and this is their error to first order."""
     sq = loss == "squared_hinge"
