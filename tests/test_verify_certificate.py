@@ -58,6 +58,49 @@ def test_one_pass_over_the_kernel_per_residual_evaluation():
     assert b.K.passes == 1
 
 
+def test_each_pass_over_a_blockwise_kernel_shows_a_bar_counting_its_blocks():
+    """Inside show_passes every pass shows a bar that reaches ceil(N / block) blocks, after one line saying how K is
+    made; outside it nothing is written."""
+    import io
+
+    from svmref.verify.blockwise import show_passes
+
+    inst = _quick("q-rbf-30", "l1_svm")
+    res = smo.l1_svm(inst.K, inst.y, inst.hyper["C"], tol=1e-10)
+    quiet = blockwise(inst, block=7)
+    verify.check(_fixed(res), "l1_svm", [quiet], certificate=True)
+    assert quiet.K.blocks_shown == 0
+    b, stream = blockwise(inst, block=7), io.StringIO()
+    with show_passes(stream):
+        verify.check(_fixed(res), "l1_svm", [b], certificate=True)
+    text = stream.getvalue()
+    assert b.K.passes >= 1 and b.K.blocks_shown == 5 * b.K.passes, (b.K.passes, b.K.blocks_shown)
+    assert text.count("K is 30 x 30 (rbf kernel), made in 5 block(s) of 7 rows") == 1, text
+    assert "kernel pass 1" in text and "5/5" in text, text
+
+
+def test_verify_certificate_with_progress_shows_the_kernel_passes(tmp_path, monkeypatch, capsys):
+    """svmref verify --answers DIR --certificate --progress on an instance judged blockwise (DENSE_N lowered to 10):
+    the line that says how K is made and each pass's bar, ending at its block count, on stderr; none without
+    --progress (stderr is not a terminal here)."""
+    from svmref.verify import blockwise as bw
+    from svmref.verify.cli import main
+    from svmref.verify.exchange import export
+
+    monkeypatch.setattr(bw, "DENSE_N", 10)
+    monkeypatch.setattr(bw, "DEFAULT_BLOCK_BYTES", 8 * 30)  # the fewest rows a block has, 16, of 30 kernel values
+    inst = _quick("q-rbf-30", "ls_svm_regression")
+    res = linear.ls_svm_regression(inst.K, inst.y, inst.hyper["C"])
+    export(tmp_path, "ls_svm_regression", [inst])
+    np.savez(tmp_path / "answers" / f"{inst.name}.npz", alpha=res.alpha, b=res.b)
+    assert main(["--answers", str(tmp_path), "--certificate", "--quiet"]) == 0
+    assert "kernel pass" not in capsys.readouterr().err
+    assert main(["--answers", str(tmp_path), "--certificate", "--quiet", "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert "K is 30 x 30 (rbf kernel), made in 2 block(s) of 16 rows per pass" in err, err
+    assert "kernel pass 1" in err and "2/2" in err, err
+
+
 def _perturbed(formulation, inst, scales):
     """The exact answer and copies with alpha moved by each relative scale (y'alpha = 0 kept: the dual stays
     feasible, so the certificate applies)."""

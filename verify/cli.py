@@ -277,8 +277,7 @@ class _Rows:
     def plan(self, total: int, what: str) -> None:
         """With a bar (a terminal, or ``--progress``): say on stderr what will run (``12 instance(s) of suite
         'standard' for l1_svm``) and start the bar. Without one stderr stays as it was (scripts and pipes read it)."""
-        args = self.args
-        if getattr(args, "no_progress", False) or not (getattr(args, "progress", False) or sys.stderr.isatty()):
+        if not _wants_bar(self.args):
             return
         try:
             from tqdm import tqdm
@@ -303,6 +302,11 @@ class _Rows:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+
+
+def _wants_bar(args) -> bool:
+    """A bar on stderr: with ``--progress``, or on a terminal without ``--no-progress``."""
+    return not getattr(args, "no_progress", False) and (getattr(args, "progress", False) or sys.stderr.isatty())
 
 
 def _printer(args) -> _Rows:
@@ -515,6 +519,15 @@ def _run_model(args, opts) -> int:
 
 
 def _run(args, opts) -> int:
+    """:func:`_run_what`, with a bar per pass over a kernel made by blocks (:func:`.blockwise.show_passes`) when the
+    instances' bar is shown."""
+    from .blockwise import show_passes
+
+    with show_passes() if _wants_bar(args) else contextlib.nullcontext():
+        return _run_what(args, opts)
+
+
+def _run_what(args, opts) -> int:
     """Check the arguments that need the formulation, then run SPEC (or every built-in) and print the report."""
     if args.model is not None:
         return _run_model(args, opts)
