@@ -106,6 +106,8 @@ __all__ = [
     "SupportFeaturesClassifier",
     "L1SVR",
     "BayesianLSSVC",
+    "FixedSizeLSSVR",
+    "FixedSizeLSSVC",
 ]
 
 # ------------------------------------------------------------------------------------------------
@@ -1563,3 +1565,185 @@ class L1SVR(_SMOMixin, _KernelRegressor):
 
         res = smo.svr(self._kernel(X), y, self.C, self.epsilon, **self._smo_options())
         self._store(X, res.alpha, res.b, res, res.alpha)
+
+
+# ------------------------------------------------------------------------------------------------
+# Fixed-size LS-SVM (004 reference [7]): Nystrom features of prototypes, a blockwise primal fit
+# ------------------------------------------------------------------------------------------------
+_FIXED_SIZE_RULES = {
+    "n_prototypes": INT_GE1,
+    "C": POSITIVE,
+    "sigma": _KERNEL_RULES["sigma"],
+    "n_iter": Rule("an int >= 0 or None", lambda v: v is None or (isinstance(v, (int, np.integer))
+                                                                  and not isinstance(v, bool) and v >= 0)),
+    "block_size": INT_GE1_OR_NONE,
+    "progress": Rule("True, False or None (on a terminal)", lambda v: v is None or isinstance(v, (bool, np.bool_))),
+}
+
+
+class _FixedSize(_KernelMixin):
+    """The fit shared by the fixed-size estimators (:mod:`svmref.solvers.fixed_size`): prototypes by the Renyi
+    entropy, the primal ridge on their Nystrom features streamed over blocks of X; the model is an RBF expansion over
+    the prototypes whose coefficient is not 0 (``support_``)."""
+
+    kernel = "rbf"
+    _centres_linear = False
+
+    def _init(self, n_prototypes, C, sigma, n_iter, random_state, block_size, progress):
+        self.n_prototypes = n_prototypes
+        self.C = C
+        self.sigma = sigma
+        self.n_iter = n_iter
+        self.random_state = random_state
+        self.block_size = block_size
+        self.progress = progress
+
+    def _fit_fixed_size(self, X, y):
+        from svmref.solvers.fixed_size import fixed_size_ls_svm, select_prototypes
+
+        sigma = self.sigma_ = self._resolve_sigma(X)
+        M = min(int(self.n_prototypes), X.shape[0])
+        idx = select_prototypes(X, M, sigma, n_iter=self.n_iter, random_state=self.random_state)
+        res = fixed_size_ls_svm(X, y, self.C, sigma=sigma, prototypes=X[idx], block_size=self.block_size,
+                                progress=self.progress)
+        self.prototype_indices_ = idx
+        self.prototypes_ = X[idx]
+        keep = res.beta != 0.0
+        self.support_ = idx[keep]
+        self.support_vectors_ = X[self.support_]
+        self.dual_coef_ = res.beta[keep]
+        self.coef_ = res.w
+        self.intercept_ = self._intercept_centred = float(res.b)
+        self.X_offset_ = None
+        self.n_iter_ = 1
+        self.status_ = res.status
+        self.duality_gap_ = float(res.duality_gap)
+        self.result_ = res
+
+    def _binary_decision(self, X):
+        """``f(x) = sum_j dual_coef_j k(support_vectors_j, x) + intercept_`` (the RBF kernel of width ``sigma_``)."""
+        if self.support_.size == 0:
+            return np.full(X.shape[0], self.intercept_)
+        return kernel_expansion(kernel_matrix(X, self.support_vectors_, kernel="rbf", sigma=self.sigma_),
+                                self.dual_coef_, self.intercept_)
+
+
+class FixedSizeLSSVR(_FixedSize, RegressorMixin, _Base):
+    """Fixed-size LS-SVM regression (004 §1 and its reference [7], De Brabanter et al., CSDA 2010; LS-SVMlab's
+    fixed-size routines), by :func:`svmref.solvers.fixed_size.fixed_size_ls_svm`.
+
+    ``n_prototypes`` rows of X are chosen by the quadratic Renyi entropy; the LS-SVM regression primal (004 eq. (1))
+    is solved on their Nystrom features ``phi(x)`` (``phi(x)'phi(z) = k(x, P) K_PP^+ k(P, z)``, RBF kernel
+    ``exp(-||x - z||^2 / sigma^2)``), by sums accumulated over blocks of rows: memory is ``O(block_size M + M^2)``
+    beside X itself, and N = 1 000 000 patterns fit in seconds (``benchmarks/bench_fixed_size.py``).
+
+    Parameters
+    ----------
+    n_prototypes : int >= 1, default=100
+        ``M``, the number of prototypes (at most ``n_samples``: fewer samples use all of them).
+    C : float > 0, default=1.0
+        Penalty of the squared errors (004 eq. (1); LS-SVMlab's ``gam``).
+    sigma : float > 0 or 'scale', default='scale'
+        RBF width; ``'scale'`` as :class:`LSSVR` (``sigma^2 = n_features Var(X)``); the value used is ``sigma_``.
+    n_iter : int >= 0 or None, default=None
+        Swaps tried by the entropy selection (None: ``10 M``).
+    random_state : int, RandomState or None
+        The draws of the selection.
+    block_size : int >= 1 or None
+        Rows per block of the fit (None: about 32 MB of kernel values).
+    progress : bool or None, default=None
+        A tqdm bar on stderr counting the blocks (None: on a terminal when there is more than one block).
+
+    Attributes
+    ----------
+    prototypes_, prototype_indices_ : ndarray
+        The selected rows of X and their indices.
+    support_, support_vectors_, dual_coef_ : ndarray
+        The prototypes whose expansion coefficient ``beta_j`` is not 0, and those ``beta_j``:
+        ``f(x) = sum_j dual_coef_j k(support_vectors_j, x) + intercept_``.
+    coef_ : ndarray of shape (rank,)
+        ``w`` on the Nystrom features (``result_.map``).
+    intercept_ : float
+        b.
+    status_, duality_gap_, result_, n_iter_, sigma_
+        The solver's label (``"optimal"``: the accumulated normal equations solved to rounding), its relative
+        objective-error bound, the :class:`~svmref.solvers.fixed_size.FixedSizeResult`, 1, the width used.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from svmref.solvers.estimators import FixedSizeLSSVR
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, (2000, 1))
+    >>> y = np.sinc(X[:, 0]) + 0.05 * rng.normal(size=2000)
+    >>> reg = FixedSizeLSSVR(n_prototypes=30, C=100.0, sigma=1.0, random_state=0).fit(X, y)
+    >>> reg.prototypes_.shape, reg.status_
+    ((30, 1), 'optimal')
+    >>> bool(reg.score(X, y) > 0.95)
+    True
+    """
+
+    _hyperparameter_rules = _FIXED_SIZE_RULES
+
+    def __init__(self, n_prototypes=100, *, C=1.0, sigma="scale", n_iter=None, random_state=None, block_size=None,
+                 progress=None):
+        self._init(n_prototypes, C, sigma, n_iter, random_state, block_size, progress)
+
+    def fit(self, X, y):
+        """Fit on ``X`` (n_samples, n_features) and real targets ``y``; returns self."""
+        self._check_hyperparameters()
+        self._reset()
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        self._fit_fixed_size(X, np.asarray(y, dtype=np.float64))
+        return self
+
+    def predict(self, X):
+        """``f(x) = sum_j dual_coef_j k(support_vectors_j, x) + intercept_``."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return self._binary_decision(X)
+
+
+class FixedSizeLSSVC(_FixedSize, _Classifier):
+    """Fixed-size LS-SVM classifier: :class:`FixedSizeLSSVR`'s fit on the targets ``+-1`` (the LS-SVM classifier's
+    primal, 000 eq. (1), is that regression, since ``y_i^2 = 1``; :mod:`svmref.solvers.fixed_size`), one-vs-one for
+    more than two classes (module docstring). The prototypes of a binary problem are chosen among all its patterns,
+    whatever their class.
+
+    Parameters
+    ----------
+    n_prototypes, C, sigma, n_iter, random_state, block_size, progress
+        As :class:`FixedSizeLSSVR`.
+    decision_function_shape : {'ovr', 'ovo'}, default='ovr'
+        The shape of ``decision_function`` with more than two classes (module docstring).
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        The class labels; ``classes_[1]`` is +1 of a binary problem.
+    prototypes_, prototype_indices_, support_, support_vectors_, dual_coef_, coef_ : ndarray
+        As :class:`FixedSizeLSSVR` (per pair, on ``estimators_``, with more than two classes).
+    intercept_, status_, duality_gap_, result_, n_iter_, sigma_
+        As :class:`FixedSizeLSSVR` (arrays over the pairs with more than two classes).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from svmref.solvers.estimators import FixedSizeLSSVC
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(3000, 2))
+    >>> y = np.where(X[:, 0] ** 2 + X[:, 1] ** 2 < 1.4, "in", "out")
+    >>> clf = FixedSizeLSSVC(n_prototypes=40, C=10.0, sigma=1.0, random_state=0).fit(X, y)
+    >>> bool(clf.score(X, y) > 0.95), clf.status_
+    (True, 'optimal')
+    """
+
+    _hyperparameter_rules = {**_FIXED_SIZE_RULES, **_SHAPE_RULE}
+
+    def __init__(self, n_prototypes=100, *, C=1.0, sigma="scale", n_iter=None, random_state=None, block_size=None,
+                 progress=None, decision_function_shape="ovr"):
+        self._init(n_prototypes, C, sigma, n_iter, random_state, block_size, progress)
+        self.decision_function_shape = decision_function_shape
+
+    def _fit_binary(self, X, ys):
+        self._fit_fixed_size(X, ys)
