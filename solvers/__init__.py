@@ -10,6 +10,8 @@ Modules:
 * :mod:`svmref.solvers.isls`              -- the ISLS-SVM loop (004, Algorithm 1);
 * :mod:`svmref.solvers.support_features`  -- the generalised SMO for the support features machine (003 §2.6);
 * :mod:`svmref.solvers.sfm_path`          -- its selectivity path and leave-one-out (003 §3);
+* :mod:`svmref.solvers.fixed_size`        -- the fixed-size LS-SVM (004 §1, its reference [7]): Nystrom features of
+  prototypes chosen by the Renyi entropy, the primal accumulated over blocks of rows;
 * :mod:`svmref.solvers.kernels`           -- kernel matrices (re-exported from :mod:`svmref.kernels`).
 
 Every result reports its certified relative duality gap (``duality_gap``, with its floor ``gap_floor``) and is

@@ -190,18 +190,27 @@ class FixedSizeResult:
         return self.map.kernel(X) @ self.beta + self.b
 
 
-def _block_sums(Kb: np.ndarray, yb: np.ndarray, k0: np.ndarray, y0: float) -> tuple:
-    """One block's ``(n, s, A, t, q, sy)`` in the kernel basis, shifted by ``k0`` and ``y0``:
-    ``s = Kc'1``, ``A = Kc'Kc``, ``t = Kc'yc``, ``q = yc'yc``, ``sy = 1'yc`` with ``Kc = Kb - k0``,
-    ``yc = yb - y0``."""
-    Kc = Kb - k0
-    yc = yb - y0
-    return Kb.shape[0], Kc.sum(axis=0), Kc.T @ Kc, Kc.T @ yc, float(yc @ yc), float(yc.sum())
+def _block_sums(Kb: np.ndarray, yb: np.ndarray, k0: np.ndarray, y0: float) -> np.ndarray:
+    """One block's sums in the kernel basis, shifted by ``k0`` and ``y0``, as one ``(M + 2) x (M + 2)`` matrix ``Z'Z``
+    of ``Z = [Kb - k0, yb - y0, 1]`` (one BLAS rank-k update: ``A = Kc'Kc``, ``t = Kc'yc``, ``s = Kc'1``,
+    ``q = yc'yc``, ``sy = 1'yc`` and the row count, :func:`_unpack`)."""
+    m = Kb.shape[1]
+    Z = np.empty((Kb.shape[0], m + 2))
+    np.subtract(Kb, k0, out=Z[:, :m])
+    np.subtract(yb, y0, out=Z[:, m])
+    Z[:, m + 1] = 1.0
+    return Z.T @ Z
+
+
+def _unpack(S: np.ndarray) -> tuple:
+    """``(n, s, A, t, q, sy)`` from the accumulated ``Z'Z`` of :func:`_block_sums`."""
+    m = S.shape[0] - 2
+    return S[m + 1, m + 1], S[:m, m + 1], S[:m, :m], S[:m, m], S[m, m], S[m, m + 1]
 
 
 def _add(total, part):
     """The running sums plus one block's, in order."""
-    return list(part) if total is None else [a + b for a, b in zip(total, part)]
+    return part if total is None else total + part
 
 
 def _dask_block(Xb, yb, P, sigma, k0, y0):
@@ -265,8 +274,9 @@ def _inputs(X, y):
 
 
 def _solve(sums, fmap: NystromMap, k0, y0, C: float):
-    """``(w, b, objective, residual norm, sum of squared errors)`` from the accumulated sums (module docstring, 3)."""
-    n, s, A, t, q, sy = sums
+    """``(w, b, objective, residual norm, sum of squared errors, condition number of the system)`` from the
+    accumulated sums (module docstring, 3)."""
+    n, s, A, t, q, sy = _unpack(sums)
     T = fmap.T
     Ac = A - np.outer(s, s) / n
     G = T.T @ Ac @ T
@@ -279,7 +289,8 @@ def _solve(sums, fmap: NystromMap, k0, y0, C: float):
     b = y0 + sy / n - float(mean_phi @ w)
     sse = max(q - sy * sy / n - 2.0 * float(w @ tc) + float(w @ G @ w), 0.0)
     obj = 0.5 * float(w @ w) + 0.5 * C * sse
-    return w, b, obj, float(np.linalg.norm(r)), sse
+    ev = np.linalg.eigvalsh(H)
+    return w, b, obj, float(np.linalg.norm(r)), sse, float(ev[-1] / ev[0])
 
 
 def fixed_size_ls_svm(X, y, C: float, *, sigma: float, n_prototypes: int | None = None, prototypes=None,
@@ -333,9 +344,9 @@ def fixed_size_ls_svm(X, y, C: float, *, sigma: float, n_prototypes: int | None 
         block = _check_block(block_size, M)
         with _progress(-(-n // block), progress) as bar:
             sums, n_blocks = _stream_local(X, y, fmap, k0, y0, block, bar)
-    w, b, obj, rnorm, sse = _solve(sums, fmap, k0, y0, C)
+    w, b, obj, rnorm, sse, cond = _solve(sums, fmap, k0, y0, C)
     gap = 0.5 * C * C * rnorm * rnorm
-    floor = (fmap.rank + 8) * _U * (0.5 * float(w @ w) + 0.5 * C * (abs(sums[4]) + 2.0 * sse))
+    floor = (fmap.rank + 8) * _U * (0.5 * float(w @ w) + 0.5 * C * (abs(float(_unpack(sums)[4])) + 2.0 * sse))
     scale = max(obj - floor, 0.0)
     rel_gap, rel_floor = relative_gap(gap, floor, scale)
     if certified(gap, floor, scale, gap_tol):
@@ -349,5 +360,5 @@ def fixed_size_ls_svm(X, y, C: float, *, sigma: float, n_prototypes: int | None 
                            n_blocks=n_blocks, duality_gap=rel_gap, gap_floor=rel_floor, gap_tol=gap_tol,
                            message=message, time=time.perf_counter() - t0,
                            info={"accumulation_rounding": (n / n_blocks + n_blocks) * _U,
-                                 "residual_norm": rnorm, "rank": fmap.rank, "M": M})
+                                 "residual_norm": rnorm, "condition": cond, "rank": fmap.rank, "M": M})
 
