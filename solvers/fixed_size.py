@@ -243,10 +243,14 @@ def _stream_dask(X, y, fmap, k0, y0, bar):
     return total, len(parts)
 
 
-def _progress(total: int, progress) -> object:
+def _progress(total: int, progress, what: str) -> object:
+    """The bar counting the blocks (``progress``: True, False, or None for a terminal with more than one block),
+    after one line on stderr saying ``what`` will run."""
     from tqdm import tqdm
 
     show = (sys.stderr.isatty() and total > 1) if progress is None else bool(progress)
+    if show:
+        print(f"fixed-size fit: {what}", file=sys.stderr)
     return tqdm(total=total, desc="fixed-size fit", unit="block", file=sys.stderr, disable=not show)
 
 
@@ -338,11 +342,13 @@ def fixed_size_ls_svm(X, y, C: float, *, sigma: float, n_prototypes: int | None 
     k0 = _rbf(fmap.prototypes, None, sigma).mean(axis=0)  # the shift: the prototypes' mean kernel row
     y0 = float(np.mean(y)) if not _is_dask(y) else float(y.mean().compute())
     if _is_dask(X):
-        with _progress(X.numblocks[0], progress) as bar:
+        with _progress(X.numblocks[0], progress, f"{n} rows in {X.numblocks[0]} Dask chunk(s), {M} prototypes "
+                       f"(rank {fmap.rank})") as bar:
             sums, n_blocks = _stream_dask(X, y, fmap, k0, y0, bar)
     else:
         block = _check_block(block_size, M)
-        with _progress(-(-n // block), progress) as bar:
+        with _progress(-(-n // block), progress, f"{n} rows in {-(-n // block)} block(s) of {block}, {M} prototypes "
+                       f"(rank {fmap.rank})") as bar:
             sums, n_blocks = _stream_local(X, y, fmap, k0, y0, block, bar)
     w, b, obj, rnorm, sse, cond = _solve(sums, fmap, k0, y0, C)
     gap = 0.5 * C * C * rnorm * rnorm

@@ -145,7 +145,7 @@ def test_the_fit_shows_a_bar_counting_its_blocks(capsys):
     X, y = _data(300)
     fixed_size_ls_svm(X, y, 1.0, sigma=1.0, prototypes=X[:10], block_size=64, progress=True)
     err = capsys.readouterr().err
-    assert "fixed-size fit" in err and "5/5" in err, err
+    assert "fixed-size fit: 300 rows in 5 block(s) of 64, 10 prototypes (rank 10)" in err and "5/5" in err, err
     fixed_size_ls_svm(X, y, 1.0, sigma=1.0, prototypes=X[:10], block_size=64)  # stderr is not a terminal here
     assert capsys.readouterr().err == ""
 
