@@ -67,6 +67,7 @@ defined in :mod:`svmref.solvers.bayes` and re-exported here; its attributes are 
 """
 from __future__ import annotations
 
+import warnings
 from abc import ABCMeta, abstractmethod
 from itertools import combinations
 
@@ -87,6 +88,7 @@ from svmref.solvers._hyperparameters import (
     HyperparameterMixin,
     InvalidParameterError,  # noqa: F401  (the earlier name of HyperparameterError, still importable from here)
     Rule,
+    is_int,
     is_real,
     options,
 )
@@ -108,6 +110,8 @@ __all__ = [
     "BayesianLSSVC",
     "FixedSizeLSSVR",
     "FixedSizeLSSVC",
+    "LSSVRCV",
+    "LSSVCCV",
 ]
 
 # ------------------------------------------------------------------------------------------------
@@ -1747,3 +1751,265 @@ class FixedSizeLSSVC(_FixedSize, _Classifier):
 
     def _fit_binary(self, X, ys):
         self._fit_fixed_size(X, ys)
+
+
+# ------------------------------------------------------------------------------------------------
+# LS-SVM with (C, sigma) chosen by exact leave-one-out or k-fold CV (as RidgeCV does for ridge)
+# ------------------------------------------------------------------------------------------------
+def _grid_rule(what: str, ok) -> Rule:
+    return Rule(f"a non-empty sequence of {what}", lambda v: not isinstance(v, str) and hasattr(v, "__len__")
+                and len(v) > 0 and all(ok(x) for x in v))
+
+
+_CV_RULES = {
+    "Cs": _grid_rule("floats > 0", POSITIVE.ok),
+    "sigmas": _grid_rule("floats > 0 or 'scale'", _KERNEL_RULES["sigma"].ok),
+    "cv": Rule("None (exact leave-one-out) or an int >= 2", lambda v: v is None or (is_int(v) and v >= 2)),
+    **{k: v for k, v in _KERNEL_RULES.items() if k != "sigma"},
+}
+
+
+def _ovo_loo_decisions(K, y_idx, n_classes, C):
+    """The leave-one-out pair values of the one-vs-one LS-SVM classifier: for pattern ``i`` the pairs with its class
+    take ``f^(-i)(x_i) = y_i - r_i`` (:func:`~svmref.solvers.linear.loo_residuals`), the others, which never saw
+    ``i``, their full model's value. Shape (n_samples, n_pairs)."""
+    from svmref.solvers import linear
+
+    pairs = list(combinations(range(n_classes), 2))
+    D = np.empty((K.shape[0], len(pairs)))
+    for k, (i, j) in enumerate(pairs):
+        rows = np.flatnonzero((y_idx == i) | (y_idx == j))
+        yp = np.where(y_idx[rows] == j, 1.0, -1.0)
+        Kp = K[np.ix_(rows, rows)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            full = linear.ls_svm_regression(Kp, yp, C)
+        D[:, k] = K[:, rows] @ full.alpha + full.b
+        D[rows, k] = yp - linear.loo_residuals(Kp, yp, C, task="classification")
+    return D, np.array(pairs)
+
+
+class _LSSVMSearch:
+    """The grid search of :class:`LSSVRCV` and :class:`LSSVCCV`: every ``(C, sigma)`` of ``Cs x sigmas`` scored by
+    exact leave-one-out (``cv=None``: one factorisation per pair, :func:`~svmref.solvers.linear.loo_residuals`) or
+    by ``cv``-fold cross-validation (refits), the best refitted on all the data as ``best_estimator_``."""
+
+    def _sigma_values(self, X):
+        if self.kernel not in ("rbf", "gaussian"):
+            return [None]
+        out = []
+        for s in self.sigmas:
+            probe = LSSVR(kernel=self.kernel, sigma=s)
+            out.append(probe._resolve_sigma(X))
+        return list(dict.fromkeys(out))
+
+    def _kernel_for(self, X, sigma):
+        if self.kernel == "precomputed":
+            return X
+        params = {"rbf": {"sigma": sigma}, "gaussian": {"sigma": sigma}, "poly": {"c": self.c, "d": self.degree},
+                  "mlp": {"k": self.k, "theta": self.theta}, "linear": {}}[self.kernel]
+        Xc = X - X.mean(axis=0) if self.kernel == "linear" else X
+        return kernel_matrix(Xc, None, kernel=self.kernel, **params)
+
+    def _search(self, X, y, base, y_loo=None):
+        """Score the grid (LOO on ``y_loo``, default ``y``; CV on ``y``) and refit the best on ``X``, ``y``."""
+        from sklearn.model_selection import cross_val_score
+
+        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
+            raise ValueError(f"X must be a square kernel matrix (n_samples, n_samples) with kernel='precomputed'; "
+                             f"got shape {X.shape}")
+        y_loo = y if y_loo is None else y_loo
+        results = {"C": [], "sigma": [], "score": []}
+        for sigma in self._sigma_values(X):
+            K = self._kernel_for(X, sigma) if self.cv is None else None
+            for C in self.Cs:
+                params = {"C": float(C), **({} if sigma is None else {"sigma": sigma})}
+                if self.cv is None:
+                    score = self._loo_score(K, y_loo, float(C))
+                else:
+                    est = clone(base).set_params(**params)
+                    score = -float(np.mean(cross_val_score(est, X, y, cv=self.cv, scoring=self._cv_scoring)))
+                results["C"].append(float(C))
+                results["sigma"].append(sigma)
+                results["score"].append(score)
+        best = int(np.argmin(results["score"]))  # the first of equal scores: the smallest C, then sigma, as listed
+        self.cv_results_ = {k: np.array(v, dtype=float if k != "sigma" else object) for k, v in results.items()}
+        self.best_index_ = best
+        self.C_ = results["C"][best]
+        self.sigma_ = results["sigma"][best]
+        self.best_score_ = results["score"][best]
+        params = {"C": self.C_, **({} if self.sigma_ is None else {"sigma": self.sigma_})}
+        self.best_estimator_ = clone(base).set_params(**params).fit(X, y)
+        self.n_features_in_ = X.shape[1]
+
+    def predict(self, X):
+        """The prediction of ``best_estimator_``."""
+        check_is_fitted(self)
+        return self.best_estimator_.predict(X)
+
+
+class LSSVRCV(_LSSVMSearch, RegressorMixin, BaseEstimator, HyperparameterMixin):
+    """LS-SVM regression (004, eq. (1) and system (2)) with ``C`` and ``sigma`` chosen on a grid by exact leave-one-out, as
+    :class:`sklearn.linear_model.RidgeCV` does for ridge: the LOO residuals of every ``(C, sigma)`` come from one
+    factorisation (:func:`svmref.solvers.linear.loo_residuals`; Cawley & Talbot, Neural Networks 2004), not N refits.
+
+    Parameters
+    ----------
+    Cs : sequence of floats > 0, default=(0.1, 1.0, 10.0, 100.0)
+        The values of C tried.
+    sigmas : sequence of floats > 0 or 'scale', default=('scale',)
+        The RBF widths tried (``'scale'`` as :class:`LSSVR`); ignored by the kernels without a width.
+    cv : None or int >= 2, default=None
+        None: exact leave-one-out, scored by the mean squared LOO residual (PRESS / N); an int: that many folds
+        (:func:`sklearn.model_selection.cross_val_score`, mean squared error), by refits.
+    kernel, degree, c, k, theta
+        As :class:`LSSVR`.
+
+    Attributes
+    ----------
+    C_, sigma_ : float
+        The values chosen (``sigma_`` None for kernels without a width).
+    best_score_ : float
+        Their criterion: the mean squared LOO (or CV) error, in the units of y squared.
+    cv_results_ : dict of ndarrays
+        ``C``, ``sigma`` and ``score`` of every pair tried, in the order tried; ``best_index_`` the chosen one.
+    best_estimator_ : LSSVR
+        The model refitted on all the data with ``C_`` and ``sigma_``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from svmref.solvers.estimators import LSSVRCV
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, (80, 1))
+    >>> y = np.sinc(X[:, 0]) + 0.1 * rng.normal(size=80)
+    >>> reg = LSSVRCV(Cs=[0.01, 1.0, 100.0], sigmas=[0.3, 1.0, 3.0]).fit(X, y)
+    >>> reg.C_, reg.sigma_
+    (100.0, 1.0)
+    >>> bool(reg.best_score_ < 0.02)
+    True
+    """
+
+    _hyperparameter_rules = _CV_RULES
+    _cv_scoring = "neg_mean_squared_error"
+
+    def __init__(self, Cs=(0.1, 1.0, 10.0, 100.0), sigmas=("scale",), *, cv=None, kernel="rbf", degree=2, c=1.0, k=1.0,
+                 theta=0.0):
+        self.Cs = Cs
+        self.sigmas = sigmas
+        self.cv = cv
+        self.kernel = kernel
+        self.degree = degree
+        self.c = c
+        self.k = k
+        self.theta = theta
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
+
+    def _loo_score(self, K, y, C):
+        from svmref.solvers import linear
+
+        return float(np.mean(linear.loo_residuals(K, y, C) ** 2))
+
+    def fit(self, X, y):
+        """Search the grid on ``X``, ``y`` and refit the best; returns self."""
+        self._check_hyperparameters()
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        base = LSSVR(kernel=self.kernel, degree=self.degree, c=self.c, k=self.k, theta=self.theta, standardize_y=False)
+        self._search(X, np.asarray(y, dtype=np.float64), base)
+        return self
+
+
+class LSSVCCV(_LSSVMSearch, ClassifierMixin, BaseEstimator, HyperparameterMixin):
+    """LS-SVM classifier (000, eq. (1) and dual (2)) with ``C`` and ``sigma`` chosen on a grid by exact leave-one-out: the
+    LOO error of every ``(C, sigma)`` from one factorisation per one-vs-one pair (a pattern's leave-one-out vote
+    changes only in the pairs with its class; the others never saw it), ties broken by the mean squared LOO residual.
+
+    Parameters
+    ----------
+    Cs, sigmas, kernel, degree, c, k, theta
+        As :class:`LSSVRCV`.
+    cv : None or int >= 2, default=None
+        None: exact leave-one-out, scored by the LOO error rate; an int: stratified folds (accuracy), by refits.
+    decision_function_shape : {'ovr', 'ovo'}, default='ovr'
+        As :class:`LSSVC`.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        The class labels.
+    C_, sigma_, best_score_, cv_results_, best_index_
+        As :class:`LSSVRCV`; ``best_score_`` is the LOO error rate (plus less than ``1e-6`` times the mean squared
+        LOO residual, the tie-break), or one minus the CV accuracy.
+    best_estimator_ : LSSVC
+        The model refitted on all the data.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from svmref.solvers.estimators import LSSVCCV
+    >>> rng = np.random.default_rng(1)
+    >>> X = rng.normal(size=(90, 2))
+    >>> y = np.where(X[:, 0] ** 2 + X[:, 1] ** 2 < 1.2, "in", "out")
+    >>> clf = LSSVCCV(Cs=[0.1, 10.0], sigmas=[0.2, 1.0, 5.0]).fit(X, y)
+    >>> clf.sigma_
+    1.0
+    >>> bool(clf.score(X, y) > 0.9)
+    True
+    """
+
+    _hyperparameter_rules = {**_CV_RULES, **_SHAPE_RULE}
+    _cv_scoring = "accuracy"
+
+    def __init__(self, Cs=(0.1, 1.0, 10.0, 100.0), sigmas=("scale",), *, cv=None, kernel="rbf", degree=2, c=1.0, k=1.0,
+                 theta=0.0, decision_function_shape="ovr"):
+        self.Cs = Cs
+        self.sigmas = sigmas
+        self.cv = cv
+        self.kernel = kernel
+        self.degree = degree
+        self.c = c
+        self.k = k
+        self.theta = theta
+        self.decision_function_shape = decision_function_shape
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
+
+    def _loo_score(self, K, y_idx, C):
+        D, pairs = _ovo_loo_decisions(K, y_idx, self.classes_.shape[0], C)
+        if pairs.shape[0] == 1:
+            pred = (sign_labels(D[:, 0]) > 0.0).astype(int)
+        else:
+            probe = LSSVC(decision_function_shape="ovr")
+            probe.classes_, probe.pairs_ = self.classes_, pairs
+            pred = np.argmax(probe._votes(D), axis=1)
+        err = float(np.mean(pred != y_idx))
+        targets = [np.where(y_idx[(y_idx == i) | (y_idx == j)] == j, 1.0, -1.0) for i, j in pairs]
+        margins = [D[(y_idx == i) | (y_idx == j), k] for k, (i, j) in enumerate(pairs)]
+        mse = float(np.mean(np.concatenate([(t - m) ** 2 for t, m in zip(targets, margins)])))
+        return err + 1e-6 * mse / (1.0 + mse)
+
+    def fit(self, X, y):
+        """Search the grid on ``X``, class labels ``y`` and refit the best; returns self."""
+        self._check_hyperparameters()
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        classes, y_idx = np.unique(y, return_inverse=True)
+        if classes.shape[0] < 2:
+            raise ValueError(f"LSSVCCV needs at least two classes in y; got 1 class ({classes[0]!r})")
+        self.classes_ = classes
+        base = LSSVC(kernel=self.kernel, degree=self.degree, c=self.c, k=self.k, theta=self.theta,
+                     decision_function_shape=self.decision_function_shape)
+        self._search(X, y, base, y_loo=y_idx)
+        return self
+
+    def decision_function(self, X):
+        """The decision function of ``best_estimator_``."""
+        check_is_fitted(self)
+        return self.best_estimator_.decision_function(X)

@@ -37,10 +37,12 @@ X_IRIS, Y_IRIS = load_iris(return_X_y=True)
 PUBLIC = [name for name in E.__all__ if name != "HyperparameterError"]
 # the estimators defined here (re-exported ones, such as bayes.BayesianLSSVC, are checked by check_estimator only)
 OWN = [name for name in PUBLIC if getattr(E, name).__module__ == E.__name__]
-KERNEL_ESTIMATORS = [name for name in OWN if "kernel" in getattr(E, name)().get_params()]
+# the grid searches over LSSVR / LSSVC (meta-estimators: no C or sigma of their own, the model is best_estimator_)
+SEARCHES = ["LSSVRCV", "LSSVCCV"]
+KERNEL_ESTIMATORS = [name for name in OWN if "kernel" in getattr(E, name)().get_params() and name not in SEARCHES]
 CLASSIFIERS = [E.L1SVC(), E.L2SVC(), E.LSSVC(), E.LSSVC(solver="smo"), E.LeastOneNormSVC(), E.RLSClassifier(),
                E.ISLSSVC(C=10.0), E.SupportFeaturesClassifier(C=1.0, mu=0.1)]
-REGRESSORS = [getattr(E, name)() for name in OWN if not is_classifier(getattr(E, name)())]
+REGRESSORS = [getattr(E, name)() for name in OWN if not is_classifier(getattr(E, name)()) and name not in SEARCHES]
 
 # check_estimator skips these only for what this environment lacks (pandas, SCIPY_ARRAY_API), never for the estimator
 ENVIRONMENT_SKIPS = ("pandas is not installed", "SCIPY_ARRAY_API is not set")
@@ -74,7 +76,8 @@ def test_check_estimator_passes(est):
 @pytest.mark.parametrize("est", [getattr(E, name)(kernel="precomputed") for name in KERNEL_ESTIMATORS
                                  if "wss" not in getattr(E, name)().get_params()]
                          + [getattr(E, name)(kernel="precomputed", on_nonconvex="clamp") for name in KERNEL_ESTIMATORS
-                            if "wss" in getattr(E, name)().get_params()], ids=_ident)
+                            if "wss" in getattr(E, name)().get_params()]
+                         + [getattr(E, name)(kernel="precomputed") for name in SEARCHES], ids=_ident)
 def test_check_estimator_passes_with_precomputed_kernels(est):
     _check(est)
 

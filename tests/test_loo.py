@@ -95,3 +95,52 @@ def test_bad_input_names_the_parameter(kwargs, match):
     X, y, _ = _data(12)
     with pytest.raises(ValueError, match=match):
         linear.loo_residuals(kernel_matrix(X, kernel="rbf", sigma=1.0), y, 1.0, **kwargs)
+
+
+def test_lssvrcv_scores_each_pair_by_its_refits_and_keeps_the_best():
+    """cv_results_ from one factorisation per (C, sigma) are the mean squared residuals of N refits of LSSVR (an
+    independent path: scikit-learn's LeaveOneOut over the estimator), and C_, sigma_ are their arg min."""
+    from sklearn.model_selection import LeaveOneOut, cross_val_score
+
+    from svmref.solvers.estimators import LSSVR, LSSVRCV
+
+    X, y, _ = _data(24, seed=3)
+    reg = LSSVRCV(Cs=[0.1, 10.0], sigmas=[0.5, 2.0]).fit(X, y)
+    brute = [-np.mean(cross_val_score(LSSVR(C=C, sigma=s, standardize_y=False), X, y, cv=LeaveOneOut(),
+                                      scoring="neg_mean_squared_error"))
+             for C, s in zip(reg.cv_results_["C"], reg.cv_results_["sigma"])]
+    K = kernel_matrix(X, kernel="rbf", sigma=0.5)
+    assert np.allclose(reg.cv_results_["score"], brute, rtol=_bound(K, 10.0, None, 1.0) * 100, atol=0)
+    best = int(np.argmin(brute))
+    assert (reg.C_, reg.sigma_) == (reg.cv_results_["C"][best], reg.cv_results_["sigma"][best])
+    assert reg.best_estimator_.C == reg.C_ and np.allclose(reg.predict(X), reg.best_estimator_.predict(X))
+
+
+def test_lssvccv_leave_one_out_error_is_the_refits_error_with_three_classes():
+    """The one-vs-one LOO vote (pairs without the pattern's class keep their full model) gives the error of N refits
+    of the whole LSSVC ensemble."""
+    from sklearn.datasets import load_iris
+    from sklearn.model_selection import LeaveOneOut, cross_val_score
+
+    from svmref.solvers.estimators import LSSVC, LSSVCCV
+
+    X, y = load_iris(return_X_y=True)
+    X, y = X[::3, :2], y[::3]  # two features: classes overlap, the LOO error is not 0
+    clf = LSSVCCV(Cs=[0.5, 50.0], sigmas=[0.3, 1.0]).fit(X, y)
+    for C, s, score in zip(clf.cv_results_["C"], clf.cv_results_["sigma"], clf.cv_results_["score"]):
+        err = 1.0 - np.mean(cross_val_score(LSSVC(C=C, sigma=s), X, y, cv=LeaveOneOut()))
+        assert 0.0 <= score - err < 1e-6, (C, s, score, err)
+    assert clf.best_score_ == min(clf.cv_results_["score"]) and clf.best_score_ > 0.05
+
+
+def test_cv_folds_are_cross_val_score():
+    from sklearn.model_selection import cross_val_score
+
+    from svmref.solvers.estimators import LSSVR, LSSVRCV
+
+    X, y, _ = _data(40, seed=4)
+    reg = LSSVRCV(Cs=[1.0, 100.0], sigmas=[1.0], cv=4).fit(X, y)
+    for C, score in zip(reg.cv_results_["C"], reg.cv_results_["score"]):
+        ref = -np.mean(cross_val_score(LSSVR(C=C, sigma=1.0, standardize_y=False), X, y, cv=4,
+                                       scoring="neg_mean_squared_error"))
+        assert score == pytest.approx(ref, rel=1e-12)
