@@ -48,6 +48,10 @@ FIGURES: dict[str, tuple[str, str]] = {
         "svmref.figures.bayes_evidence",
         "002 (Bayesian LS-SVM): level-2/3 evidence over (gamma, sigma) on Ripley vs the 10-fold CV error surface",
     ),
+    "bayes-errorbar": (
+        "svmref.figures.bayes_errorbar",
+        "002 (Bayesian LS-SVM regression): posterior mean, latent and predictive error bars on the motorcycle data",
+    ),
 }
 
 

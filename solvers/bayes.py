@@ -44,7 +44,7 @@ import numpy as np
 from scipy.linalg import eigh_tridiagonal, lapack
 from scipy.optimize import brentq, minimize_scalar
 from scipy.special import log_expit
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -70,6 +70,7 @@ __all__ = [
     "median_distance",
     "moderated_log_odds",
     "BayesianLSSVC",
+    "BayesianLSSVR",
 ]
 
 #: default search range of gamma = zeta/mu at level 2 (log-uniform grid, then Brent)
@@ -894,7 +895,45 @@ def _is_width(v) -> bool:
 _RANGE = "a pair (low, high) of numbers with 0 < low < high"
 
 
-class BayesianLSSVC(HyperparameterMixin, ClassifierMixin, BaseEstimator):
+class _BayesKernel:
+    """The kernel and the inference shared by :class:`BayesianLSSVC` and :class:`BayesianLSSVR` (``kernel``,
+    ``sigma``, ``sigma_range``: level 3 chooses ``sigma`` when it is None)."""
+
+    def _check_hyperparameter_combinations(self):
+        """``sigma`` and ``sigma_range`` belong to the RBF kernel."""
+        if self.sigma is not None and self.kernel != "rbf":
+            raise HyperparameterError(f"sigma applies to kernel='rbf' only; got sigma={self.sigma!r} with kernel={self.kernel!r}")
+        if self.sigma_range is not None and self.kernel != "rbf":
+            raise HyperparameterError(f"sigma_range applies to kernel='rbf' only; got kernel={self.kernel!r}")
+
+    def _kernel(self, A, B=None, sigma=None):
+        if self.kernel == "linear":
+            return linear_kernel(A, B)
+        return rbf_kernel(A, B, sigma=sigma)
+
+    def _kernel_diag(self, A, sigma=None):
+        if self.kernel == "linear":
+            return np.einsum("ij,ij->i", A, A)
+        return np.ones(A.shape[0])
+
+    def _infer(self, X, Ys, grng):
+        """Level 3 (``sigma=None``, RBF) or level 2 at the fixed kernel: ``(sigma, level-2 results)``; sets ``result_``."""
+        if self.kernel == "rbf" and self.sigma is None:
+            res = level3(X, Ys, sigma_range=self.sigma_range, gamma_range=grng)
+            self.result_ = res
+            return res.sigma, res.level2
+        sigma = None if self.kernel == "linear" else float(self.sigma)
+        K = self._kernel(X, sigma=sigma)
+        eig = centred_eigen(K)
+        l2 = tuple(_level2(eig, Ys[:, j], K, grng) for j in range(Ys.shape[1]))
+        for r in l2:
+            if r.at_boundary:
+                warnings.warn(r.message, BoundaryWarning, stacklevel=3)
+        self.result_ = l2[0] if len(l2) == 1 else l2
+        return sigma, l2
+
+
+class BayesianLSSVC(_BayesKernel, HyperparameterMixin, ClassifierMixin, BaseEstimator):
     """Bayesian LS-SVM classifier (002 "Bayesian interpretation"; Van Gestel et al. 2002): ``gamma`` by level 2,
     ``sigma`` by level 3 (when ``sigma=None``), class probabilities by the moderated output.
 
@@ -994,23 +1033,6 @@ class BayesianLSSVC(HyperparameterMixin, ClassifierMixin, BaseEstimator):
         tags.classifier_tags.poor_score = False
         return tags
 
-    def _check_hyperparameter_combinations(self):
-        """``sigma`` and ``sigma_range`` belong to the RBF kernel."""
-        if self.sigma is not None and self.kernel != "rbf":
-            raise HyperparameterError(f"sigma applies to kernel='rbf' only; got sigma={self.sigma!r} with kernel={self.kernel!r}")
-        if self.sigma_range is not None and self.kernel != "rbf":
-            raise HyperparameterError(f"sigma_range applies to kernel='rbf' only; got kernel={self.kernel!r}")
-
-    def _kernel(self, A, B=None, sigma=None):
-        if self.kernel == "linear":
-            return linear_kernel(A, B)
-        return rbf_kernel(A, B, sigma=sigma)
-
-    def _kernel_diag(self, A, sigma=None):
-        if self.kernel == "linear":
-            return np.einsum("ij,ij->i", A, A)
-        return np.ones(A.shape[0])
-
     def fit(self, X, y):
         """Levels 1-3 on ``(X, y)``; any two or more class labels (one-vs-rest beyond two).
 
@@ -1046,22 +1068,6 @@ class BayesianLSSVC(HyperparameterMixin, ClassifierMixin, BaseEstimator):
         self._K = self._kernel(X, sigma=sigma)
         self._store(l2)
         return self
-
-    def _infer(self, X, Ys, grng):
-        """Level 3 (``sigma=None``, RBF) or level 2 at the fixed kernel: ``(sigma, level-2 results)``; sets ``result_``."""
-        if self.kernel == "rbf" and self.sigma is None:
-            res = level3(X, Ys, sigma_range=self.sigma_range, gamma_range=grng)
-            self.result_ = res
-            return res.sigma, res.level2
-        sigma = None if self.kernel == "linear" else float(self.sigma)
-        K = self._kernel(X, sigma=sigma)
-        eig = centred_eigen(K)
-        l2 = tuple(_level2(eig, Ys[:, j], K, grng) for j in range(Ys.shape[1]))
-        for r in l2:
-            if r.at_boundary:
-                warnings.warn(r.message, BoundaryWarning, stacklevel=3)
-        self.result_ = l2[0] if len(l2) == 1 else l2
-        return sigma, l2
 
     def _store(self, l2):
         """The fitted attributes from the level-2 results (scalars for one model, arrays one-vs-rest)."""
@@ -1127,3 +1133,101 @@ class BayesianLSSVC(HyperparameterMixin, ClassifierMixin, BaseEstimator):
         """The most probable class under :meth:`predict_proba` (the Bayes decision)."""
         P = self.predict_proba(X)  # checks that the model is fitted
         return self.classes_[np.argmax(P, axis=1)]
+
+
+class BayesianLSSVR(_BayesKernel, HyperparameterMixin, RegressorMixin, BaseEstimator):
+    """Bayesian LS-SVM regression with error bars (002 "Bayesian interpretation"; Van Gestel et al. 2002; LS-SVMlab's
+    ``bay_lssvm`` and ``bay_errorbar``): ``gamma`` by level 2, ``sigma`` by level 3 (when ``sigma=None``), and the
+    posterior standard deviation of the latent output.
+
+    The model of 002: ``y_i = w'phi(x_i) + b + e_i``, prior ``w ~ N(0, I/mu)``, a flat prior on ``b``, noise
+    ``e_i ~ N(0, 1/zeta)``; the posterior mean of ``f(x) = w'phi(x) + b`` is the LS-SVM with ``gamma = zeta/mu``
+    (level 1), and its posterior variance (``w`` and ``b`` integrated out; :meth:`Level1Result.latent_variance`) is
+
+        Var f(x) = d'Q_w d + 1/(N zeta),   d = phi(x) - mean_j phi(x_j),
+
+    ``Q_w`` the posterior covariance of ``w`` (``docs/bayes.md`` §3). This is the posterior variance of a Gaussian
+    process with covariance ``k(x, z)/mu``, noise variance ``1/zeta`` and a flat prior on a constant mean (the
+    test computes it that way, independently).
+
+    Parameters
+    ----------
+    kernel, sigma, sigma_range, gamma_range
+        As :class:`BayesianLSSVC`.
+
+    Attributes
+    ----------
+    gamma_, mu_, zeta_ : float
+        ``gamma = zeta/mu``, ``mu`` and ``zeta`` of 002 at the level-2 maximum (``1/zeta_`` is the noise variance,
+        ``1/mu_`` the prior variance of ``w``).
+    sigma_ : float or None
+        The RBF width used (None for the linear kernel).
+    gamma_eff_, log_evidence_, level3_log_evidence_, at_boundary_, result_, X_fit_
+        As :class:`BayesianLSSVC`.
+    alpha_ : ndarray of shape (n_samples,)
+        002's support values: ``f(x) = sum_i alpha_i k(x_i, x) + b``.
+    intercept_ : float
+        b.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from svmref.solvers.bayes import BayesianLSSVR
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.sort(rng.uniform(-3, 3, 60))[:, None]
+    >>> y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=60)
+    >>> reg = BayesianLSSVR().fit(X, y)
+    >>> mean, std = reg.predict(np.array([[0.0], [6.0]]), return_std=True)
+    >>> bool(std[0] < std[1])                  # far from the data, the band widens
+    True
+    >>> bool(0.05 < 1 / np.sqrt(reg.zeta_) < 0.2)  # the noise level found by level 2
+    True
+    """
+
+    _hyperparameter_rules = BayesianLSSVC._hyperparameter_rules
+
+    def __init__(self, kernel="rbf", sigma=None, *, sigma_range=None, gamma_range=GAMMA_RANGE):
+        self.kernel = kernel
+        self.sigma = sigma
+        self.sigma_range = sigma_range
+        self.gamma_range = gamma_range
+
+    def fit(self, X, y):
+        """Levels 1-3 on ``(X, y)``, ``y`` real; returns self."""
+        self._check_hyperparameters()
+        grng = _check_range(self.gamma_range, "gamma_range")
+        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        _check_spread(X)
+        if X.shape[0] < 3:
+            raise ValueError(f"BayesianLSSVR needs at least 3 samples (the level-3 evidence needs N > gamma_eff > 1); "
+                             f"got n_samples = {X.shape[0]}")
+        y = np.asarray(y, dtype=np.float64)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", BoundaryWarning)
+            sigma, l2 = self._infer(X, y[:, None], grng)
+        for w in caught:
+            warnings.warn(w.message, w.category, stacklevel=2)
+        r = l2[0]
+        self._level1 = r.level1
+        self.X_fit_, self.sigma_ = X, sigma
+        self._K = self._kernel(X, sigma=sigma)
+        self.gamma_, self.mu_, self.zeta_ = r.gamma, r.mu, r.zeta
+        self.gamma_eff_, self.log_evidence_ = r.gamma_eff, r.log_evidence
+        self.level3_log_evidence_ = level3_log_evidence(r)
+        self.alpha_, self.intercept_ = r.level1.alpha, r.level1.b
+        self.at_boundary_ = bool(r.at_boundary or (isinstance(self.result_, Level3Result) and self.result_.at_boundary))
+        return self
+
+    def predict(self, X, return_std=False):
+        """The posterior mean ``f(x) = sum_i alpha_i k(x_i, x) + b``; with ``return_std`` also the posterior standard
+        deviation of the latent ``f(x)`` (not of a new observation: add ``1/zeta_`` to the variance for that)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        K_xt = self._kernel(X, self.X_fit_, sigma=self.sigma_)
+        mean = kernel_expansion(K_xt, self.alpha_, self.intercept_)
+        if not return_std:
+            return mean
+        var = self._level1.latent_variance(K_xt, self._kernel_diag(X, sigma=self.sigma_), self._K)
+        return mean, np.sqrt(var)

@@ -44,6 +44,7 @@ SOLVERS_OF = {
     "rls-vs-svm": [("svmref.solvers.linear", "rls"), ("svmref.solvers.smo", "l1_svm")],
     "support-features-lung-cancer": [("svmref.solvers.support_features", "support_features")],
     "bayes-evidence": [("svmref.solvers.bayes", "BayesianLSSVC"), ("svmref.solvers.bayes", "evidence_surface")],
+    "bayes-errorbar": [("svmref.solvers.bayes", "BayesianLSSVR")],
 }
 
 
