@@ -7,12 +7,16 @@
   solved by the project's SMO engine on top of it.
 * ``soft-threshold.png``: the soft thresholding of the support features machine, a(w) of 003 (8), for
   three values of mu.
+* ``worked-example.png``: the points of docs/worked_example.md on their line, one row per case solved there
+  (§2-§4: the four points; §6: three points), with f = 0, f = +-1 and each alpha_i; where no alpha is free the
+  whole interval of optimal b moves f = 0, and the band it sweeps is shaded.
 
 Each figure is a function of (seed,) returning a matplotlib Figure (no pyplot state); ``main`` saves them.
 """
 from __future__ import annotations
 
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -106,7 +110,65 @@ def soft_threshold_figure(seed: int = 0) -> Figure:
     return fig
 
 
-FIGURES = {"margin": margin_figure, "kkt-regions": kkt_figure, "soft-threshold": soft_threshold_figure}
+#: the cases of docs/worked_example.md: (section, solver, C, x, y)
+WORKED = [("§2", "l1_svm", 1.0, [-2.0, -1.0, 1.0, 2.0], [-1.0, -1.0, 1.0, 1.0]),
+          ("§3", "least_1norm_svm", 1.0, [-2.0, -1.0, 1.0, 2.0], [-1.0, -1.0, 1.0, 1.0]),
+          ("§4", "l1_svm", 0.25, [-2.0, -1.0, 1.0, 2.0], [-1.0, -1.0, 1.0, 1.0]),
+          ("§6", "l1_svm", 0.25, [-1.0, 1.0, 2.0], [-1.0, 1.0, 1.0])]
+
+
+def b_interval(alpha, y, wx, C, lower):
+    """The interval of optimal b when no alpha is free (duality.md §5): alpha_i at its lower bound needs
+    y_i (w x_i + b) >= 1, at C needs <= 1; ``lower`` is the box's lower bound (0, or -C for 000 (6))."""
+    eps = 1e-9 * C
+    lo, hi = -np.inf, np.inf
+    for a, yi, f in zip(alpha, y, wx):
+        at_lo = a <= lower + eps
+        if (yi > 0) == at_lo:      # y_i b >= 1 - y_i w x_i at the lower bound, <= at C
+            lo = max(lo, yi - f)
+        else:
+            hi = min(hi, yi - f)
+    return lo, hi
+
+
+def worked_example_figure(seed: int = 0) -> Figure:
+    fig = Figure(figsize=(7, 7.2))
+    for k, (sec, name, C_, x, y) in enumerate(WORKED):
+        x, y = np.array(x), np.array(y)
+        res = getattr(smo, name)(np.outer(x, x), y, C_, tol=1e-12)
+        alpha, b = np.asarray(res.alpha), float(res.b)
+        w = float(alpha @ (y * x))
+        ax = fig.add_subplot(len(WORKED), 1, k + 1)
+        lower = -C_ if name == "least_1norm_svm" else 0.0
+        free = (alpha > lower + 1e-9 * C_) & (alpha < C_ * (1 - 1e-9))
+        label = f"b = {Fraction(b).limit_denominator(64)}"
+        if not np.any(free):
+            lo, hi = b_interval(alpha, y, w * x, C_, lower)
+            ax.axvspan(-hi / w, -lo / w, color="C1", alpha=0.25, lw=0)  # where f = 0 lies for b in [lo, hi]
+            label = f"b in [{Fraction(lo).limit_denominator(64)}, {Fraction(hi).limit_denominator(64)}], drawn at {label[4:]}"
+        for level, style in [(0, "-"), (1, "--"), (-1, "--")]:
+            ax.axvline((level - b) / w, color="k", ls=style, lw=1.2 if level == 0 else 0.8)
+        for cls, marker, colour in [(1.0, "o", "C0"), (-1.0, "s", "C2")]:
+            m = y == cls
+            ax.scatter(x[m], 0 * x[m], marker=marker, s=60, color=colour, zorder=3,
+                       label=f"y = {cls:+.0f}" if k == 0 else None)
+        for xi, a in zip(x, alpha):
+            ax.annotate(f"α = {Fraction(float(a)).limit_denominator(64)}", (xi, 0), (0, 12),
+                        textcoords="offset points", ha="center", fontsize=8,
+                        bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none"))
+        title = {"l1_svm": "L1-SVM", "least_1norm_svm": "Least 1-Norm SVM"}[name]
+        ax.set_title(f"{sec}: {title}, C = {Fraction(C_)}: w = {Fraction(w).limit_denominator(64)}, {label}",
+                     fontsize=9)
+        ax.set(xlim=(-3, 3), ylim=(-0.6, 1.0), yticks=[])
+        ax.spines[["left", "right", "top"]].set_visible(False)
+    ax.set_xlabel("x   (solid: f = 0; dashed: f = ±1; shaded: f = 0 over the interval of optimal b)")
+    fig.axes[0].legend(loc="upper left", fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+FIGURES = {"margin": margin_figure, "kkt-regions": kkt_figure, "soft-threshold": soft_threshold_figure,
+           "worked-example": worked_example_figure}
 
 
 def main(argv=None) -> int:

@@ -55,6 +55,9 @@ OTHER_EVIDENCE = {
         "np.arange(", "the scalar minimisation of L_i against a fine grid (np.arange): no solver involved"),
     "test_sfm_dual_gradient_against_the_model": (
         "objective.value", "central differences of the cvxpy model's own objective: no solver involved"),
+    "test_weak_duality_at_random_feasible_pairs": (
+        "objective.value", "the cvxpy models' own objectives at feasible points drawn at random: an inequality between "
+        "two evaluations, no solve needed"),
     "test_regularised_bias_is_the_problem_liblinear_solves": (
         "LinearSVC(", "LIBLINEAR's dual coordinate descent through scikit-learn: another implementation of the problem"),
 }
