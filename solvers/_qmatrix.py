@@ -512,6 +512,8 @@ class RawKernel:
         Megabytes for cached columns (as ``sklearn.svm.SVC(cache_size=200)``). At least two columns are
         always kept (the working pair), whatever the size; a 1 MB cache is slow, never wrong.
 
+    Notes
+    -----
     The full ``N x N`` K is never formed; memory is ``cache_size`` plus ``O(N d)``. The ``rbf`` and ``gaussian``
     columns are accurate to 1e-12 (absolute) whatever the offset of the data, as :func:`svmref.kernels.rbf_kernel`
     is: the compiled loop works on ``X`` shifted by its mean and recomputes in the difference form what the

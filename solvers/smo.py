@@ -974,7 +974,39 @@ def ls_svm(K, y, C, *, tol=1e-3, gap_tol=GAP_TOL, wss="second", max_iter=None, a
 
 def least_1norm_svm(K, y, C, *, tol=1e-3, gap_tol=GAP_TOL, wss="second", max_iter=None, alpha0=None, shrinking=True,
                     on_nonconvex="raise", psd_scan="auto", newton=True) -> SMOResult:
-    """Least 1-Norm SVM dual (000, eq. (5)): ``Kt = K``, ``-C <= alpha_i <= C``; stopping 000 eq. (11)."""
+    """Least 1-Norm SVM dual (000, eq. (5)) by SMO: ``Kt = K``, ``-C <= alpha_i <= C``; stopping 000 eq. (11).
+
+    ``min 1/2 alpha'Y K Y alpha - 1'alpha`` s.t. ``y'alpha = 0``, ``-C <= alpha_i <= C`` (000 eq. (5): the box of
+    the LP form's two multipliers ``alpha = gamma - beta``), solved by the engine of :func:`smo_solve` with the
+    maximal violating pair over 000's index sets (8), the clipping (9) to ``[-C, C]``, and 000's stopping rule (11).
+
+    Parameters
+    ----------
+    K : ndarray (N, N), :class:`RawKernel` or :class:`PrecomputedKernel`
+        The kernel matrix (must be positive semidefinite: ``on_nonconvex``), or raw X with an LRU column cache.
+    y : ndarray (N,)
+        Labels ``+-1``.
+    C : float > 0
+        The box bound (000 eq. (3)'s penalty of ``sum_i |xi_i|``).
+    tol : float > 0, default=1e-3
+        000 eq. (11)'s epsilon: stop when the maximal KKT violation ``m(alpha) - M(alpha)`` is at most ``tol``.
+    gap_tol : float > 0
+        The certified relative duality gap that ``status == "optimal"`` needs (module docstring).
+    wss : {"first", "second"}, default="second"
+        Working-set selection: 000's maximal violating pair, or the second-order rule of Fan, Chen & Lin (2005).
+    max_iter : int or None
+        Pair updates before stopping with ``status == "max_iter_reached"`` and a ``ConvergenceWarning``.
+    alpha0 : ndarray (N,) or None
+        A feasible starting point (``y'alpha0 = 0``, in the box); None: zeros.
+    shrinking, on_nonconvex, psd_scan, newton
+        As :func:`smo_solve`.
+
+    Returns
+    -------
+    SMOResult
+        ``alpha`` (in 000's convention: ``f(x) = sum_i alpha_i y_i k(x_i, x) + b``), ``b``, ``objective`` (the
+        dual above), ``status``, ``duality_gap``, ``n_iter``.
+    """
     C = check_positive(C, "C")
     return _adapter("smo.least_1norm_svm", K, y, C, -C, C, 0.0, tol, wss, max_iter, alpha0,
                     dict(gap_tol=gap_tol, shrinking=shrinking, on_nonconvex=on_nonconvex, psd_scan=psd_scan, newton=newton))
