@@ -9,7 +9,8 @@ cvxpy model itself) and then certified on the original K or X against that model
 >>> import svmref.formulations as F
 >>> F.names()                                   # doctest: +NORMALIZE_WHITESPACE
 ['l1_svm', 'l2_svm', 'ls_svm', 'ls_svm_regression', 'least_1norm_svm', 'rls', 'sparse_ls_svm',
- 'support_features', 'svr', 'l1_svm_regularised_bias', 'l2_svm_regularised_bias']
+ 'support_features', 'svr', 'l1_svm_regularised_bias', 'l2_svm_regularised_bias', 'weighted_ls_svm',
+ 'weighted_ls_svm_regression']
 >>> X = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 2.0], [3.0, 1.0]])
 >>> y = np.array([-1.0, -1.0, 1.0, 1.0])
 >>> prob = F.get("least_1norm_svm").dual(X @ X.T, y, C=1.0)
@@ -59,11 +60,12 @@ from .sparse_ls_svm import SparseLSSVM
 from .support_features import SupportFeatures
 from .svm import L1SVM, L2SVM
 from .svr import SVR
+from .weighted_ls_svm import WeightedLSSVM, WeightedLSSVMRegression
 
 _REGISTRY: dict[str, Formulation] = {
     f.name: f
     for f in (L1SVM(), L2SVM(), LSSVM(), LSSVMRegression(), Least1NormSVM(), RLS(), SparseLSSVM(), SupportFeatures(),
-              SVR(), L1SVMRegularisedBias(), L2SVMRegularisedBias())
+              SVR(), L1SVMRegularisedBias(), L2SVMRegularisedBias(), WeightedLSSVM(), WeightedLSSVMRegression())
 }
 
 
@@ -106,4 +108,6 @@ __all__ = [
     "SVR",
     "L1SVMRegularisedBias",
     "L2SVMRegularisedBias",
+    "WeightedLSSVM",
+    "WeightedLSSVMRegression",
 ]

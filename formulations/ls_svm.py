@@ -23,6 +23,7 @@ class LSSystem(cert.KernelSystem):
 
     Phi: np.ndarray | None = None
     classification: bool = True
+    v: np.ndarray | None = None  # the weights of the weighted LS-SVM: the diagonal 1/C becomes 1/(C v_i)
 
     def solve(self, hyper: dict, tol: float) -> Certified:
         """Solve the system at ``hyper`` (``C``, or ``C = zeta / mu`` for the mu/zeta form of 002) and certify it."""
@@ -30,13 +31,14 @@ class LSSystem(cert.KernelSystem):
         C = hyper["zeta"] / hyper["mu"] if "zeta" in hyper else hyper["C"]
         s = y if self.classification else np.ones(N)          # the equality row: sum_i s_i alpha_i = 0
         r = np.ones(N) if self.classification else y          # right-hand side
-        K_ld, Kx, iC = self._K_ld, self._Kx, cert.LD(1) / cert.LD(C)
+        K_ld, Kx = self._K_ld, self._Kx
+        iC = cert.LD(1) / cert.LD(C) if self.v is None else cert.LD(1) / (cert.LD(C) * self.v.astype(cert.LD))
         s_ld = s.astype(cert.LD)
         A = np.zeros((N + 1, N + 1))
         A[0, 1:] = s
         A[1:, 0] = s
         A[1:, 1:] = (s[:, None] * K) * s[None, :]
-        A[np.arange(1, N + 1), np.arange(1, N + 1)] += 1.0 / C
+        A[np.arange(1, N + 1), np.arange(1, N + 1)] += np.asarray(iC, dtype=float)
         rhs = np.concatenate([[0.0], r])
 
         def mv(x):  # x in double; the products with K as in twice the precision, the rest in longdouble
@@ -57,10 +59,13 @@ class LSSystem(cert.KernelSystem):
         quad = float(v @ (K_ld @ v))
         a_ld = a.astype(cert.LD)
         lin = float(r.astype(cert.LD) @ a_ld)
-        d = 0.5 * quad + 0.5 * float(a_ld @ a_ld * iC) - lin
-        xi = a / C
-        p = 0.5 * quad + 0.5 * C * float(xi.astype(cert.LD) @ xi.astype(cert.LD))
-        size = float(np.abs(a) @ (np.abs(self.K) @ np.abs(a))) + float(a @ a) / C + float(np.abs(r) @ np.abs(a))
+        d = 0.5 * quad + 0.5 * float(np.sum(a_ld * a_ld * iC)) - lin
+        vw = np.ones(len(a)) if self.v is None else self.v
+        xi = a / (C * vw)
+        xi_ld = xi.astype(cert.LD)
+        p = 0.5 * quad + 0.5 * C * float(np.sum(vw.astype(cert.LD) * xi_ld * xi_ld))
+        size = (float(np.abs(a) @ (np.abs(self.K) @ np.abs(a))) + float(np.sum(a * a / (C * vw)))
+                + float(np.abs(r) @ np.abs(a)))
         common = {"info": info, "tol": tol, "p": p, "d": d, "size": size, "n": len(a)}
         if self.form == "dual":
             return cert.direct_certified(d, {"alpha": a}, duals=[b], **common)

@@ -51,7 +51,7 @@ def instance(kernel, n=24, seed=0):
 def test_names_and_get():
     assert F.names() == ["l1_svm", "l2_svm", "ls_svm", "ls_svm_regression", "least_1norm_svm", "rls",
                          "sparse_ls_svm", "support_features", "svr", "l1_svm_regularised_bias",
-                         "l2_svm_regularised_bias"]
+                         "l2_svm_regularised_bias", "weighted_ls_svm", "weighted_ls_svm_regression"]
     for name in F.names():
         f = F.get(name)
         assert f.name == name and f.dual_sense in ("min", "max") and f.paper

@@ -51,6 +51,8 @@ def build(name, form, C=1.0):
         return builder(K, y, C=C, epsilon=0.1)
     if form == "primal_mu_zeta":
         return builder(K, y, mu=2.0, zeta=2.0 * C)
+    if name.startswith("weighted_"):
+        return builder(K, y, C=C, v=np.linspace(0.3, 1.5, K.shape[0]))
     return builder(K, y, C=C)
 
 

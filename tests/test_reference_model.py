@@ -50,6 +50,8 @@ STRATEGY = {
     ("svr", "primal"): "cvxpy_conic", ("svr", "dual"): "cvxpy_conic",
     ("l1_svm_regularised_bias", "primal"): "cvxpy_conic", ("l1_svm_regularised_bias", "dual"): "cvxpy_conic",
     ("l2_svm_regularised_bias", "primal"): "cvxpy_conic", ("l2_svm_regularised_bias", "dual"): "cvxpy_conic",
+    ("weighted_ls_svm", "primal"): "direct_lapack", ("weighted_ls_svm", "dual"): "direct_lapack",
+    ("weighted_ls_svm_regression", "primal"): "direct_lapack", ("weighted_ls_svm_regression", "dual"): "direct_lapack",
 }
 
 def _forms(name):
@@ -93,6 +95,8 @@ def build(name: str, form: str, C: float):
         return builder(K, y, C=C, epsilon=0.1)
     if form == "primal_mu_zeta":
         return builder(K, y, mu=2.0, zeta=2.0 * C)
+    if name.startswith("weighted_"):
+        return builder(K, y, C=C, v=np.linspace(0.3, 1.5, K.shape[0]))
     return builder(K, y, C=C)
 
 
