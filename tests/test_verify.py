@@ -567,7 +567,7 @@ def test_every_formulation_has_a_spec_entry():
     assert sorted(specs.names() + list(specs.WITHOUT_SPEC)) == sorted(F.names())
     assert not set(specs.names()) & set(specs.WITHOUT_SPEC)
     assert sorted(verify.instances.TASK) == sorted(specs.names())
-    for name, why in specs.WITHOUT_SPEC.items():  # said, not a KeyError
+    for name in specs.WITHOUT_SPEC:  # said, not a KeyError
         with pytest.raises(ValueError, match="verify has no entry for the weighted LS-SVM yet"):
             specs.get(name)
     for name, spec in specs.SPECS.items():

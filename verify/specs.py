@@ -934,10 +934,10 @@ SPECS: dict[str, Spec] = {s.name: s for s in _SPECS}
 #: The formulations of :mod:`svmref.formulations` that verify cannot judge yet, each with the reason (what
 #: ``svmref verify --formulation NAME`` answers); every other formulation has its entry in :data:`SPECS`.
 WITHOUT_SPEC: dict[str, str] = {
-    name: ("verify has no entry for the weighted LS-SVM yet: its per-pattern weights v are data of the problem, which "
-           "verify's instances do not carry; hold a solver to F.get(%r).dual(K, y, C=..., v=...) solved by "
-           "svmref.formulations.solve, or, for weights v_i <= 1, to the LS-SVM on K + diag(1/(C v_i)) - I/C, the same "
-           "dual (svmref verify --formulation %s)" % (name, name.replace("weighted_", "")))
+    name: (f"verify has no entry for the weighted LS-SVM yet: its per-pattern weights v are data of the problem, "
+           f"which verify's instances do not carry; hold a solver to F.get({name!r}).dual(K, y, C=..., v=...) solved "
+           f"by svmref.formulations.solve, or, for weights v_i <= 1, to the LS-SVM on K + diag(1/(C v_i)) - I/C, "
+           f"the same dual (svmref verify --formulation {name.replace('weighted_', '')})")
     for name in ("weighted_ls_svm", "weighted_ls_svm_regression")
 }
 
