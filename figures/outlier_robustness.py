@@ -92,9 +92,14 @@ DEFAULT_SEED = 0
 N_DRAWS = 101
 #: Number of draws with ``fast=True`` (the tests' setting).
 N_DRAWS_FAST = 11
-MODELS = ("ls_svm", "least_1norm_svm")
-MODEL_TITLES = {"ls_svm": "LS-SVM", "least_1norm_svm": "Least 1-Norm SVM"}
-MODEL_COLORS = {"ls_svm": "tab:orange", "least_1norm_svm": "tab:green"}
+#: The two models of 000 Fig. 1 and, beside them, the robust (weighted) LS-SVM of Suykens, De Brabanter, Lukas &
+#: Vandewalle (Neurocomputing 2002): the LS-SVM community's own answer to the outlier sensitivity 000 shows.
+MODELS = ("ls_svm", "least_1norm_svm", "robust_ls_svm")
+MODEL_TITLES = {"ls_svm": "LS-SVM", "least_1norm_svm": "Least 1-Norm SVM", "robust_ls_svm": "robust LS-SVM (Hampel)"}
+MODEL_COLORS = {"ls_svm": "tab:orange", "least_1norm_svm": "tab:green", "robust_ls_svm": "tab:purple"}
+#: Panel letters: 000 Fig. 1's (a)-(d) for its two models, primed beside them for the robust LS-SVM.
+PANEL_LETTERS = {("ls_svm", 0): "a", ("least_1norm_svm", 0): "b", ("robust_ls_svm", 0): "a'",
+                 ("ls_svm", 1): "c", ("least_1norm_svm", 1): "d", ("robust_ls_svm", 1): "c'"}
 SETTINGS = ("without outliers", "with outliers")
 #: Draw groups by how many of the two switched points lie inside the clean Least 1-Norm margin.
 GROUPS = ("both beyond", "one inside", "both inside")
@@ -142,17 +147,21 @@ def draw_flips(seed: int = DEFAULT_SEED, n_per_class: int = 20) -> tuple[int, in
     return i_pos, i_neg
 
 
-def dual_objective(K, y, alpha, C: float, model: str) -> float:
-    """The dual of 000 eq. (2) (LS-SVM) or eq. (5) (Least 1-Norm), both written as minimisation.
+def dual_objective(K, y, alpha, C: float, model: str, weights=None) -> float:
+    """The dual of 000 eq. (2) (LS-SVM), eq. (5) (Least 1-Norm) or of the weighted LS-SVM at ``weights``, all
+    written as minimisation.
 
     ``D(alpha) = 1/2 sum_ij alpha_i alpha_j y_i y_j Ktilde_ij - sum_i alpha_i`` with
-    ``Ktilde = K + I/C`` for the LS-SVM (000 eq. (2)) and ``Ktilde = K`` for the Least 1-Norm SVM
-    (000 eq. (5)).
+    ``Ktilde = K + I/C`` for the LS-SVM (000 eq. (2)), ``Ktilde = K`` for the Least 1-Norm SVM
+    (000 eq. (5)) and ``Ktilde = K + diag(1/(C v_i))`` for the weighted LS-SVM
+    (:mod:`svmref.formulations.weighted_ls_svm`).
     """
     v = np.asarray(alpha) * np.asarray(y)
     quad = v @ (np.asarray(K) @ v)
     if model == "ls_svm":
         quad += (v @ v) / C  # (alpha*y)' (I/C) (alpha*y) = sum alpha_i^2 / C since y_i^2 = 1
+    elif model == "robust_ls_svm":
+        quad += float(np.sum(v * v / (C * np.asarray(weights, dtype=float))))
     elif model != "least_1norm_svm":
         raise ValueError(f"model must be one of {MODELS}; got {model!r}")
     return float(0.5 * quad - np.sum(alpha))
@@ -178,6 +187,7 @@ class Fit:
     dual_solver: float
     dual_reference: float
     n_iter: int
+    weights: np.ndarray | None = None  # the robust LS-SVM's final weights v_i
 
     def decision(self, Z) -> np.ndarray:
         """``f(x) = W . x + b`` (linear kernel): the kernel expansion with ``K_cross = Z`` and ``coef = W``."""
@@ -212,11 +222,16 @@ class Draw:
         """000 §4's claim on this draw: ``|turn(LS-SVM)| > |turn(Least 1-Norm)|``."""
         return abs(self.turn["ls_svm"]) > abs(self.turn["least_1norm_svm"])
 
+    @property
+    def robust_holds(self) -> bool:
+        """The weighted LS-SVM's claim on this draw: ``|turn(robust LS-SVM)| < |turn(LS-SVM)|``."""
+        return abs(self.turn["robust_ls_svm"]) < abs(self.turn["ls_svm"])
+
     def to_dict(self) -> dict:
         return {"draw": self.index, "seed": self.seed, "flipped": list(self.flipped),
                 "margin_yf": [float(m) for m in self.margin], "beyond_margin": list(self.beyond),
                 "group": self.group, "turn": {m: float(self.turn[m]) for m in MODELS},
-                "claim_holds": self.claim_holds}
+                "claim_holds": self.claim_holds, "robust_turns_less": self.robust_holds}
 
 
 def median_draw(draws) -> int:
@@ -282,12 +297,18 @@ class OutlierResult:
         """Number of draws in which the LS-SVM turns more than the Least 1-Norm SVM."""
         return sum(d.claim_holds for d in self.draws)
 
+    @property
+    def robust_count(self) -> int:
+        """Number of draws in which the robust LS-SVM turns less than the LS-SVM."""
+        return sum(d.robust_holds for d in self.draws)
+
     def groups(self) -> dict:
         """Per group of :data:`GROUPS`: number of draws, draws where the claim holds, median ``|turn|``."""
         out = {}
         for g in GROUPS:
             ds = [d for d in self.draws if d.group == g]
             out[g] = {"draws": len(ds), "claim_holds": sum(d.claim_holds for d in ds),
+                      "robust_turns_less": sum(d.robust_holds for d in ds),
                       "median_abs_turn": {m: _finite(_median_abs(ds, m)) for m in MODELS},
                       "zero_turn": {m: _zero_turns(ds, m) for m in MODELS}}
         return out
@@ -295,9 +316,11 @@ class OutlierResult:
     def headline(self) -> str:
         """The claim with its measured frequency (the figure's title, the report's first line)."""
         n, k, med = len(self.draws), self.claim_count, self.median_abs_turn
+        r = self.robust_count
         return (f"LS-SVM turns more than Least 1-Norm SVM in {k} of {n} draws ({100.0 * k / n:.0f} %); "
                 f"median |turn| {med['ls_svm']:.1f} deg (LS-SVM) vs {med['least_1norm_svm']:.1f} deg "
-                "(Least 1-Norm)")
+                f"(Least 1-Norm); the robust LS-SVM turns less than the LS-SVM in {r} of {n} "
+                f"({100.0 * r / n:.0f} %), median |turn| {med['robust_ls_svm']:.1f} deg")
 
     def selection(self) -> str:
         """The rule that chose the drawn instance, with its outcome."""
@@ -313,6 +336,9 @@ class OutlierResult:
             "kernel": "linear", "first_seed": self.seed, "n_draws": len(self.draws),
             "claim": {"statement": "|turn(LS-SVM)| > |turn(Least 1-Norm SVM)|", "holds": self.claim_count,
                       "of": len(self.draws), "fraction": self.claim_count / len(self.draws)},
+            "robust_claim": {"statement": "|turn(robust LS-SVM)| < |turn(LS-SVM)|", "holds": self.robust_count,
+                             "of": len(self.draws), "fraction": self.robust_count / len(self.draws),
+                             "weights": "Hampel, c1 = 2.5, c2 = 3, of e / (1.483 MAD(e)), iterated to a fixed point"},
             "median_abs_turn": self.median_abs_turn,
             "groups": self.groups(),
             "chosen": {"draw": d.index, "seed": d.seed, "rule": "median LS-SVM |turn| (lower median, ties to "
@@ -330,26 +356,28 @@ class OutlierResult:
 
 
 def _report(r: OutlierResult) -> str:
-    groups = [[g, v["draws"], v["claim_holds"], *(f"{t:.2f}" if t is not None else "-"
-                                                  for t in v["median_abs_turn"].values()),
+    groups = [[g, v["draws"], v["claim_holds"], v["robust_turns_less"],
+               *(f"{t:.2f}" if t is not None else "-" for t in v["median_abs_turn"].values()),
                v["zero_turn"]["least_1norm_svm"]] for g, v in r.groups().items()]
     angles = [[MODEL_TITLES[m], f"{r.fits[(m, SETTINGS[0])].angle:.4f}", f"{r.fits[(m, SETTINGS[1])].angle:.4f}",
                f"{r.turn(m):+.4g}"] for m in MODELS]
     draws = [[d.index, d.seed, f"{d.flipped[0]},{d.flipped[1]}", f"{d.margin[0]:.3f},{d.margin[1]:.3f}",
-              d.group, f"{d.turn['ls_svm']:+.3f}", f"{d.turn['least_1norm_svm']:+.3g}"] for d in r.draws]
+              d.group, f"{d.turn['ls_svm']:+.3f}", f"{d.turn['least_1norm_svm']:+.3g}",
+              f"{d.turn['robust_ls_svm']:+.3g}"] for d in r.draws]
     return "\n".join([
         f"outlier-robustness (000 Fig. 1): C={r.C:g}, linear kernel, {2 * r.n_per_class} patterns, "
         f"{len(r.draws)} draws (seeds {r.seed}..{r.seed + len(r.draws) - 1})",
         r.headline(), "",
         "by where the two switched points lie for the clean Least 1-Norm SVM (beyond: y f(x) > 1):",
-        format_table(["group", "draws", "claim holds", "median |turn| LS-SVM", "median |turn| L1N",
-                      f"L1N |turn| <= {ZERO_TURN_DEG:g}"], groups), "",
+        format_table(["group", "draws", "claim holds", "robust < LS", "median |turn| LS-SVM", "median |turn| L1N",
+                      "median |turn| robust", f"L1N |turn| <= {ZERO_TURN_DEG:g}"], groups), "",
         r.selection(),
         format_table(["model", "angle without", "angle with", "turn (deg)"], angles), "",
-        f"cvxpy check of every dual value (000 eq. (2)/(5)): largest relative difference {r.max_rel_diff:.2e} "
+        f"cvxpy check of every dual value (000 eq. (2)/(5); the weighted LS-SVM's at its final weights): largest "
+        f"relative difference {r.max_rel_diff:.2e} "
         f"(limit {r.rtol:g})", "",
         "draws (margin: y_i f(x_i) of the switched points for the clean Least 1-Norm SVM; turns in degrees):",
-        format_table(["draw", "seed", "flipped", "margin", "group", "LS-SVM", "Least 1-Norm"], draws),
+        format_table(["draw", "seed", "flipped", "margin", "group", "LS-SVM", "Least 1-Norm", "robust LS-SVM"], draws),
     ])
 
 
@@ -364,14 +392,21 @@ def _train(model: str, K, y, C: float):
         from svmref.solvers.linear import ls_svm
 
         return ls_svm(K, y, C)
+    if model == "robust_ls_svm":
+        from svmref.solvers.robust import robust_ls_svm
+
+        return robust_ls_svm(K, y, C, weight="hampel", task="classification")
     from svmref.solvers.smo import least_1norm_svm
 
     return least_1norm_svm(K, y, C, tol=1e-8)
 
 
-def _reference_dual(model: str, K, y, C: float) -> float:
+def _reference_dual(model: str, K, y, C: float, weights=None) -> float:
     import svmref.formulations as F
 
+    if model == "robust_ls_svm":  # the weighted problem at the weights the robust procedure ended with
+        sol = F.solve(F.get("weighted_ls_svm").dual(K, y, C=C, v=weights))
+        return float(sol.objective)
     sol = F.solve(F.get(model).dual(K, y, C=C))
     return float(sol.objective)
 
@@ -388,8 +423,9 @@ def _fit(model: str, setting: str, X, K, labels, C: float, check: bool, rtol: fl
     res = _train(model, K, labels, C)
     alpha = np.asarray(res.alpha, dtype=float)
     W = (alpha * labels) @ X  # W = sum_i alpha_i y_i X_i (000, below eq. (6))
-    d_solver = dual_objective(K, labels, alpha, C, model)
-    d_ref = _reference_dual(model, K, labels, C) if check else float("nan")
+    v = res.info.get("weights") if model == "robust_ls_svm" else None
+    d_solver = dual_objective(K, labels, alpha, C, model, v)
+    d_ref = _reference_dual(model, K, labels, C, v) if check else float("nan")
     if check and not _rel_diff(d_solver, d_ref) <= rtol:
         raise RuntimeError(
             f"{MODEL_TITLES[model]} ({setting}, seed={seed}, C={C:g}): the solver's dual value "
@@ -397,7 +433,8 @@ def _fit(model: str, setting: str, X, K, labels, C: float, check: bool, rtol: fl
             f"(relative difference {_rel_diff(d_solver, d_ref):.2e} > {rtol:g}); "
             "refusing to draw the figure"
         )
-    return Fit(model, setting, alpha, float(res.b), W, hyperplane_angle(W), d_solver, d_ref, int(res.n_iter))
+    return Fit(model, setting, alpha, float(res.b), W, hyperplane_angle(W), d_solver, d_ref, int(res.n_iter),
+               None if v is None else np.asarray(v, dtype=float))
 
 
 def _one_draw(index: int, seed: int, C: float, n: int, check: bool, rtol: float):
@@ -475,11 +512,14 @@ def _instance_panel(ax, result: OutlierResult, model: str, r: int, letter: str, 
     title = f"({letter}) {MODEL_TITLES[model]} {setting}, C = {result.C:g}\nangle of W: {fit.angle:.1f} deg"
     if r == 1:
         title += f" (turn {round(result.turn(model), 1) + 0.0:+.1f} deg)"
+        if fit.weights is not None:
+            w = ", ".join(f"{fit.weights[i]:.2g}" for i in result.outliers)
+            title += f"\nweights of the switched points: {w}"
     ax.set_title(title, fontsize=10)
 
 
-def _distribution_panels(ax_cdf, ax_pair, result: OutlierResult) -> None:
-    """Panels (e) and (f): the distribution of ``|turn|`` over all draws."""
+def _distribution_panels(ax_cdf, ax_pair, ax_robust, result: OutlierResult) -> None:
+    """Panels (e)-(g): the distribution of ``|turn|`` over all draws."""
     n, med = len(result.draws), result.median_abs_turn
     for m in MODELS:
         t = np.sort([abs(d.turn[m]) for d in result.draws])
@@ -491,43 +531,52 @@ def _distribution_panels(ax_cdf, ax_pair, result: OutlierResult) -> None:
     ax_cdf.set_ylabel(f"fraction of the {n} draws with |turn| <= x")
     ax_cdf.set_title(f"(e) empirical CDF of |turn| over {n} draws\n(do not turn: |turn| <= {ZERO_TURN_DEG:g} deg)",
                      fontsize=10)
-    ax_cdf.legend(fontsize=8, loc="lower right")
+    ax_cdf.legend(fontsize=7, loc="lower right")
     lim = 1.05 * max(max(abs(d.turn[m]) for d in result.draws) for m in MODELS) + 1e-9
-    ax_pair.plot([0, lim], [0, lim], color="0.5", lw=1, label="equal turns")
-    for z, g in enumerate(reversed(GROUPS)):  # "both beyond" (all on the axis) drawn last, on top
+    _pairs(ax_pair, result, "least_1norm_svm", lim, "draws", lambda d: d.claim_holds)
+    ax_pair.set_title("(f) each draw, LS-SVM vs Least 1-Norm; groups: where the switched\npoints lie for the clean "
+                      "Least 1-Norm SVM (beyond: y f(x) > 1)", fontsize=10)
+    _pairs(ax_robust, result, "robust_ls_svm", lim, "robust draws", lambda d: d.robust_holds)
+    ax_robust.set_title("(g) each draw, LS-SVM vs the robust LS-SVM\n(Hampel weights, Suykens et al. 2002)",
+                        fontsize=10)
+
+
+def _pairs(ax, result: OutlierResult, other: str, lim: float, gid: str, below) -> None:
+    """Each draw's ``(|turn| LS-SVM, |turn| other)`` by group, the equal-turns line, the drawn instance circled."""
+    ax.plot([0, lim], [0, lim], color="0.5", lw=1, label="equal turns")
+    for z, g in enumerate(reversed(GROUPS)):  # "both beyond" drawn last, on top
         ds = [d for d in result.draws if d.group == g]
-        ax_pair.scatter([abs(d.turn["ls_svm"]) for d in ds], [abs(d.turn["least_1norm_svm"]) for d in ds],
-                        marker=GROUP_MARKERS[g], color=GROUP_COLORS[g], s=22, alpha=0.75, gid="draws", zorder=2 + z,
-                        label=f"{g}: {sum(d.claim_holds for d in ds)} of {len(ds)} below the line")
+        ax.scatter([abs(d.turn["ls_svm"]) for d in ds], [abs(d.turn[other]) for d in ds], marker=GROUP_MARKERS[g],
+                   color=GROUP_COLORS[g], s=22, alpha=0.75, gid=gid, zorder=2 + z,
+                   label=f"{g}: {sum(below(d) for d in ds)} of {len(ds)} below the line")
     d = result.chosen_draw
-    ax_pair.scatter([abs(d.turn["ls_svm"])], [abs(d.turn["least_1norm_svm"])], s=200, facecolors="none",
-                    edgecolors="k", linewidths=1.5, label=f"drawn instance (seed {d.seed})")
-    ax_pair.set_xlim(-0.02 * lim, lim)
-    ax_pair.set_ylim(-0.02 * lim, lim)
-    ax_pair.set_aspect("equal")
-    ax_pair.set_xlabel("|turn| LS-SVM (degrees)")
-    ax_pair.set_ylabel("|turn| Least 1-Norm SVM (degrees)")
-    ax_pair.set_title("(f) each draw; groups: where the switched points lie\n"
-                      "for the clean Least 1-Norm SVM (beyond: y f(x) > 1)", fontsize=10)
-    ax_pair.legend(fontsize=8, loc="upper left")
+    ax.scatter([abs(d.turn["ls_svm"])], [abs(d.turn[other])], s=200, facecolors="none", edgecolors="k",
+               linewidths=1.5, label=f"drawn instance (seed {d.seed})")
+    ax.set_xlim(-0.02 * lim, lim)
+    ax.set_ylim(-0.02 * lim, lim)
+    ax.set_aspect("equal")
+    ax.set_xlabel("|turn| LS-SVM (degrees)")
+    ax.set_ylabel(f"|turn| {MODEL_TITLES[other]} (degrees)")
+    ax.legend(fontsize=7, loc="upper left")
 
 
 def plot(result: OutlierResult):
-    """Panels (a)-(d), the 2 x 2 of 000 Fig. 1 on the drawn instance (rows without/with outliers,
-    columns LS-SVM / Least 1-Norm), and (e)-(f), the distribution of the turns over all draws."""
+    """Panels (a)-(d), the 2 x 2 of 000 Fig. 1 on the drawn instance (rows without/with outliers, columns LS-SVM /
+    Least 1-Norm), (a') and (c') the robust LS-SVM beside them, and (e)-(g), the distribution of the turns over all
+    draws."""
     X = result.X
     pad = 1.0
     grid = mesh((X[:, 0].min() - pad, X[:, 0].max() + pad), (X[:, 1].min() - pad, X[:, 1].max() + pad), 300)
-    fig, axes = new_figure(3, 2, width=10.0, height=13.0)
-    letters = iter("abcd")
+    fig, axes = new_figure(3, 3, width=15.0, height=13.0)
     for r in range(2):
         for c, model in enumerate(MODELS):
-            _instance_panel(axes[r, c], result, model, r, next(letters), grid)
+            _instance_panel(axes[r, c], result, model, r, PANEL_LETTERS[(model, r)], grid)
     handles, labels = axes[1, 0].get_legend_handles_labels()
     axes[1, 0].legend(handles, labels, fontsize=8, loc="lower left")
-    _distribution_panels(axes[2, 0], axes[2, 1], result)
-    fig.suptitle(f"000 Fig. 1: contours f(x) = W.x + b = -1, 0, 1 on one draw (a-d), turns over all draws (e-f)\n"
-                 f"{result.headline()}\n{result.selection()}", fontsize=10)
+    _distribution_panels(axes[2, 0], axes[2, 1], axes[2, 2], result)
+    headline = result.headline().replace("; the robust", ";\nthe robust")  # folded: one line is too wide
+    fig.suptitle(f"000 Fig. 1 (a-d), with the robust LS-SVM beside it (a', c'): contours f(x) = W.x + b = -1, 0, 1 on "
+                 f"one draw, turns over all draws (e-g)\n{headline}\n{result.selection()}", fontsize=10)
     return fig
 
 

@@ -2059,7 +2059,7 @@ class RobustLSSVR(_Robust, _StandardizedTarget, _KernelRegressor):
     weight : {'huber', 'hampel', 'logistic', 'myriad'}, default='hampel'
         The weight function of the standardised residual (:data:`svmref.solvers.robust.WEIGHTS`); Hampel with
         ``c1 = 2.5``, ``c2 = 3`` is the choice of Suykens et al. 2002.
-    max_iter : int >= 1, default=50
+    max_iter : int >= 1, default=100
         Weighted solves before stopping with ``status_ == "max_iter_reached"`` and a ``ConvergenceWarning``.
     tol : float > 0, default=1e-4
         Stop when no weight moves by more than this.
@@ -2098,7 +2098,7 @@ class RobustLSSVR(_Robust, _StandardizedTarget, _KernelRegressor):
     _hyperparameter_rules = {**_ROBUST_RULES, "standardize_y": BOOL}
 
     def __init__(self, C=1.0, *, kernel="rbf", sigma="scale", degree=2, c=1.0, k=1.0, theta=0.0, weight="hampel",
-                 max_iter=50, tol=1e-4, standardize_y=True):
+                 max_iter=100, tol=1e-4, standardize_y=True):
         self.C = C
         self.kernel = kernel
         self.sigma = sigma
@@ -2151,7 +2151,7 @@ class RobustLSSVC(_Robust, _KernelClassifier):
     _hyperparameter_rules = {**_ROBUST_RULES, **_SHAPE_RULE}
 
     def __init__(self, C=1.0, *, kernel="rbf", sigma="scale", degree=2, c=1.0, k=1.0, theta=0.0, weight="hampel",
-                 max_iter=50, tol=1e-4, decision_function_shape="ovr"):
+                 max_iter=100, tol=1e-4, decision_function_shape="ovr"):
         self.C = C
         self.kernel = kernel
         self.sigma = sigma

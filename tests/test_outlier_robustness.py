@@ -146,18 +146,20 @@ def test_distribution_panels_show_every_draw(which, request):
     fast = request.getfixturevalue(which)  # the full run has every group; the fast one lacks "both beyond"
     fig = O.plot(fast)
     n = len(fast.draws)
-    assert len(fig.axes) == 6
-    ax_cdf, ax_pair = fig.axes[4], fig.axes[5]
-    points = np.vstack([c.get_offsets() for c in ax_pair.collections if c.get_gid() == "draws"])
-    expected = sorted((abs(d.turn["ls_svm"]), abs(d.turn["least_1norm_svm"])) for d in fast.draws)
-    assert points.shape == (n, 2)
-    assert np.allclose(sorted(map(tuple, points)), expected, rtol=0, atol=0)
+    assert len(fig.axes) == 9  # (a), (b), (a') / (c), (d), (c') / (e), (f), (g)
+    ax_cdf, ax_pair, ax_robust = fig.axes[6], fig.axes[7], fig.axes[8]
+    for ax, gid, other in ((ax_pair, "draws", "least_1norm_svm"), (ax_robust, "robust draws", "robust_ls_svm")):
+        points = np.vstack([c.get_offsets() for c in ax.collections if c.get_gid() == gid])
+        expected = sorted((abs(d.turn["ls_svm"]), abs(d.turn[other])) for d in fast.draws)
+        assert points.shape == (n, 2)
+        assert np.allclose(sorted(map(tuple, points)), expected, rtol=0, atol=0)
     for m in O.MODELS:
         (line,) = [ln for ln in ax_cdf.get_lines() if ln.get_gid() == f"ecdf {m}"]
         x, y = line.get_data()
         assert len(x) == n + 1 and y[-1] == 1.0
         assert np.array_equal(x[1:], np.sort([abs(d.turn[m]) for d in fast.draws]))
-    assert fast.headline() in fig.get_suptitle() and fast.selection() in fig.get_suptitle()
+    title = fig.get_suptitle().replace("\n", " ")  # the headline is folded over two lines
+    assert fast.headline() in title and fast.selection() in title
 
 
 # ---- the JSON and the claim's numbers ------------------------------------------------------------
@@ -179,9 +181,12 @@ def test_claim_numbers_are_what_the_draws_give(full):
     draws = out["draws"]
     ls = np.array([d["turn"]["ls_svm"] for d in draws])
     l1n = np.array([d["turn"]["least_1norm_svm"] for d in draws])
+    rob = np.array([d["turn"]["robust_ls_svm"] for d in draws])
     holds = int(np.sum(np.abs(ls) > np.abs(l1n)))
     assert out["claim"]["holds"] == holds and out["claim"]["of"] == len(draws)
-    assert out["median_abs_turn"] == {"ls_svm": np.median(np.abs(ls)), "least_1norm_svm": np.median(np.abs(l1n))}
+    assert out["robust_claim"]["holds"] == int(np.sum(np.abs(rob) < np.abs(ls)))
+    assert out["median_abs_turn"] == {"ls_svm": np.median(np.abs(ls)), "least_1norm_svm": np.median(np.abs(l1n)),
+                                      "robust_ls_svm": np.median(np.abs(rob))}
     for g, v in out["groups"].items():
         sel = np.array([d["margin_yf"] for d in draws])
         n_inside = np.sum(sel <= 1.0 + O.MARGIN_TOL, axis=1)

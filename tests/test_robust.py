@@ -60,8 +60,9 @@ def test_unit_weights_are_the_ls_svm():
 
 @pytest.mark.parametrize("weight", sorted(robust.WEIGHTS))
 def test_the_robust_fit_is_a_fixed_point_certified_at_its_weights(weight):
-    """The returned (alpha, b) solves the weighted problem at the returned weights (the cvxpy model at those v), and
-    the weights it implies, w(e / 1.483 MAD(e)), are those weights to tol."""
+    """The returned (alpha, b) solves the weighted problem at the returned weights (the cvxpy model at those v), the
+    scale is 1.483 MAD of the unweighted LS-SVM's errors (linear.ls_svm_regression: e = alpha / C), and the weights
+    the final errors imply, w(e / scale), are those weights to tol."""
     X, y, _ = _data()
     K = kernel_matrix(X, kernel="rbf", sigma=1.0)
     res = robust.robust_ls_svm(K, y, 10.0, weight=weight)
@@ -69,11 +70,13 @@ def test_the_robust_fit_is_a_fixed_point_certified_at_its_weights(weight):
     assert res.status == "optimal" and res.converged and res.n_iter > 1
     sol = F.solve(F.get("weighted_ls_svm_regression").dual(K, y, C=10.0, v=v))
     assert abs(res.objective - sol.objective) <= _bound(res, sol)
+    e0 = linear.ls_svm_regression(K, y, 10.0).alpha / 10.0
+    assert res.info["scale"] == pytest.approx(1.483 * np.median(np.abs(e0 - np.median(e0))), rel=1e-9)
     e = res.alpha / (10.0 * v)
-    implied = np.maximum(robust.WEIGHTS[weight](e / robust.robust_scale(e)), robust.MIN_WEIGHT)
+    implied = np.maximum(robust.WEIGHTS[weight](e / res.info["scale"]), robust.MIN_WEIGHT)
     assert np.max(np.abs(implied - v)) < 1e-4
     others = np.delete(v, [10, 30, 45])
-    assert np.max(v[[10, 30, 45]]) < 0.1 * np.median(others), (v[[10, 30, 45]], np.median(others))
+    assert np.max(v[[10, 30, 45]]) < 0.25 * np.median(others), (v[[10, 30, 45]], np.median(others))
 
 
 def test_the_weight_functions_at_their_landmarks():
