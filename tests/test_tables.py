@@ -238,7 +238,8 @@ def test_tasks_run_with_one_blas_thread_for_every_loaded_blas(monkeypatch):
 def test_004_motorcycle_svm_is_the_epsilon_svr(tmp_path):
     run = run_table("004-table1", quick=True, splits=1, datasets=["motorcycle"], out=tmp_path, progress=False)
     by_model = {r["model"]: r for r in run.rows}
-    assert set(by_model) == {"ls_svm", "isls_svm", "isls_svm@ls_svm_params", "l1_svm"}
+    assert set(by_model) == {"ls_svm", "isls_svm", "isls_svm@ls_svm_params", "l1_svm", "ls_svm@tunelssvm",
+                             "isls_svm@ls_svm_tunelssvm"}
     svr = by_model["l1_svm"]
     assert svr["solver"].startswith("smo.svr") and float(svr["epsilon"]) > 0 and float(svr["mse"]) > 0
     assert svr["error_pct"] == "" and by_model["ls_svm"]["epsilon"] == ""

@@ -62,12 +62,17 @@ DEFAULT_SPLITS = 10
 QUICK_SPLITS = 2
 METRICS = ("error_pct", "mse", "n_sv", "n_iter")
 #: data set -> (loader name, task, models)
-SETS = {
-    "ripley": ("synth.tr", "classification", ("ls_svm", "isls_svm", "isls_svm@ls_svm_params", "l1_svm")),
-    "motorcycle": ("mcycle", "regression", ("ls_svm", "isls_svm", "isls_svm@ls_svm_params", "l1_svm")),
-}
 #: the second reading of ISLS-SVM's tuning: this model runs Algorithm 1 with the LS-SVM's selected (C, sigma)
 ISLS_AT_LS = "isls_svm@ls_svm_params"
+#: 004's own tuning: the LS-SVM with (C, sigma) by tunelssvm's search (coupled simulated annealing, 5 starters, then
+#: a simplex; :func:`svmref.solvers.tuning.tune`) on the same 10-fold CV, and Algorithm 1 at that (C, sigma)
+LS_CSA = "ls_svm@tunelssvm"
+ISLS_AT_LS_CSA = "isls_svm@ls_svm_tunelssvm"
+_MODELS = ("ls_svm", "isls_svm", ISLS_AT_LS, "l1_svm", LS_CSA, ISLS_AT_LS_CSA)
+SETS = {
+    "ripley": ("synth.tr", "classification", _MODELS),
+    "motorcycle": ("mcycle", "regression", _MODELS),
+}
 C_GRID = grid(-1.5, 4.0, 0.5)
 #: the SVR's C reaches further: on C_GRID its selection sat on C = 1e4 in 5 of 10 Motorcycle splits
 SVR_C_GRID = grid(-1.5, 5.0, 0.5)
@@ -78,6 +83,11 @@ QUICK_SIGMA_GRID = (0.1, 0.5, 2.0)
 EPS_FACTORS = (0.025, 0.05, 0.1, 0.2, 0.4, 0.8)
 QUICK_EPS_FACTORS = (0.1,)
 CV_FOLDS, QUICK_CV_FOLDS = 10, 3
+#: the box of tunelssvm's search, (log10 C, log10 sigma): the grid's ranges, so that both searches see the same box
+CSA_BOX = ((-1.5, 4.0), (-1.5, 1.0))
+#: CSA steps (each moves the 5 starters) and simplex evaluations; --quick: fewer
+CSA_ITER, SIMPLEX_ITER = 20, 60
+QUICK_CSA_ITER, QUICK_SIMPLEX_ITER = 2, 6
 SOLVERS = {"ls_svm": "linear.ls_svm (KKT system, 004 eq. (2))",
            "isls_svm": "isls.isls_svm(tol=1e-4, max_iter=50, sv_threshold=1e-6)",
            "l1_svm": "smo.l1_svm(wss='second', tol=1e-3)", "svr": "smo.svr(wss='second', tol=1e-3)"}
@@ -93,19 +103,28 @@ PAPER = {
 }
 for _d in SETS:
     PAPER[(_d, ISLS_AT_LS)] = PAPER[(_d, "isls_svm")]  # one printed ISLS-SVM column, two readings
+    PAPER[(_d, LS_CSA)] = PAPER[(_d, "ls_svm")]  # the same columns under 004's own tuning
+    PAPER[(_d, ISLS_AT_LS_CSA)] = PAPER[(_d, "isls_svm")]
 #: the paper's layout (004 Table 1: per data set, LS-SVM, ISLS-SVM, SVM, each error then #SV), the second
 #: ISLS-SVM reading beside the first
 LAYOUT = [("LS-SVM Error", "ls_svm", ("error_pct", "mse")), ("LS-SVM #SV", "ls_svm", ("n_sv",)),
           ("ISLS-SVM Error", "isls_svm", ("error_pct", "mse")), ("ISLS-SVM #SV", "isls_svm", ("n_sv",)),
           ("ISLS-SVM@LS-SVM's (C, σ) Error", ISLS_AT_LS, ("error_pct", "mse")),
           ("ISLS-SVM@LS-SVM's (C, σ) #SV", ISLS_AT_LS, ("n_sv",)),
-          ("SVM Error", "l1_svm", ("error_pct", "mse")), ("SVM #SV", "l1_svm", ("n_sv",))]
+          ("SVM Error", "l1_svm", ("error_pct", "mse")), ("SVM #SV", "l1_svm", ("n_sv",)),
+          ("LS-SVM (tunelssvm) Error", LS_CSA, ("error_pct", "mse")), ("LS-SVM (tunelssvm) #SV", LS_CSA, ("n_sv",)),
+          ("ISLS-SVM@LS-SVM's tunelssvm (C, σ) Error", ISLS_AT_LS_CSA, ("error_pct", "mse")),
+          ("ISLS-SVM@LS-SVM's tunelssvm (C, σ) #SV", ISLS_AT_LS_CSA, ("n_sv",))]
 ROW_LABELS = {"ripley": "Ripley (% error)", "motorcycle": "Motorcycle (MSE)"}
 READINGS = {
     "isls_svm": "(C, sigma) by 10-fold CV of ISLS-SVM itself: \"For (IS)LS-SVMs, we use the routine tunelssvm\" "
     "(004 §4) read as the same tuning run for each machine.",
     ISLS_AT_LS: "Algorithm 1 with the (C, sigma) that the LS-SVM's CV selected on the same split: the same words "
     "read as one tuning for the (IS)LS-SVM pair, Algorithm 1 starting \"from the LS-SVM solution\".",
+    LS_CSA: "the LS-SVM with (C, sigma) by tunelssvm's own search, coupled simulated annealing with 5 starters then a "
+    "simplex (004 §4), on the same 10-fold CV and the grid's box, instead of the grid.",
+    ISLS_AT_LS_CSA: "Algorithm 1 with the (C, sigma) of ls_svm@tunelssvm on the same split: the second reading under "
+    "004's own tuning.",
 }
 NOTES = """Protocol: 2/3 training, 1/3 test, seeded randomizations; (C, sigma) by 10-fold CV on a grid per split (instead
 of tunelssvm's simulated annealing), for each machine (the SVR's epsilon too); ISLS-SVM twice: tuned by its own CV
@@ -167,6 +186,33 @@ def tune(model: str, Xtr, ytr, task: str, folds, quick: bool) -> tuple[float, fl
     return C, sigma, eps, score, edge
 
 
+def tune_csa(Xtr, ytr, task: str, folds, quick: bool, rng) -> tuple[float, float, None, float, str]:
+    """tunelssvm's search (:func:`svmref.solvers.tuning.tune`: coupled simulated annealing, 5 starters, then
+    Nelder-Mead) of the LS-SVM's ``(log10 C, log10 sigma)`` in :data:`CSA_BOX` on the same k-fold CV as :func:`tune`:
+    ``(C, sigma, None, cv_score, at_edge)``, ``at_edge`` naming a coordinate within 1e-3 (in log10) of the box's
+    side."""
+    from svmref.kernels import rbf_kernel
+    from svmref.solvers.tuning import tune as csa
+
+    def cv(x):
+        K = rbf_kernel(Xtr, sigma=10.0 ** x[1])
+        return cv_score("ls_svm", K, ytr, folds, C=10.0 ** x[0], task=task, variant="linear")
+
+    res = csa(cv, CSA_BOX, n_starters=5, n_iter=QUICK_CSA_ITER if quick else CSA_ITER,
+              simplex_iter=QUICK_SIMPLEX_ITER if quick else SIMPLEX_ITER, seed=rng)
+    edges = [f"{name}:{side}" for name, x, (lo, hi) in zip(("C", "sigma"), res.x, CSA_BOX)
+             for side, at in (("low", x - lo < 1e-3), ("high", hi - x < 1e-3)) if at]
+    return float(10.0 ** res.x[0]), float(10.0 ** res.x[1]), None, float(res.fun), ";".join(edges)
+
+
+def _select(model, Xtr, ytr, kind, folds, task, d):
+    """The ``(C, sigma, epsilon, score, at_edge)`` the model is trained with: the grid search of :func:`tune`, or
+    tunelssvm's search (:func:`tune_csa`, its own random stream of the split) for the two ``@tunelssvm`` models."""
+    if model in (LS_CSA, ISLS_AT_LS_CSA):
+        return tune_csa(Xtr, ytr, kind, folds, task["quick"], split_rng(task["seed"], NAME, d, task["split"], stream=2))
+    return tune("ls_svm" if model == ISLS_AT_LS else model, Xtr, ytr, kind, folds, task["quick"])
+
+
 def run_split(task: dict) -> dict:
     """Tune on the training part (10-fold CV), train, and measure the test error (%) or MSE and #SV."""
     from svmref.kernels import rbf_kernel
@@ -176,8 +222,8 @@ def run_split(task: dict) -> dict:
     Xtr, ytr, Xte, yte = _split(d, task["split"], task["seed"])
     folds = cv_folds(len(ytr), QUICK_CV_FOLDS if task["quick"] else CV_FOLDS,
                      split_rng(task["seed"], NAME, d, task["split"], stream=1))
-    base = "isls_svm" if model == ISLS_AT_LS else model
-    C, sigma, eps, _, edge = tune("ls_svm" if model == ISLS_AT_LS else model, Xtr, ytr, kind, folds, task["quick"])
+    base = {ISLS_AT_LS: "isls_svm", LS_CSA: "ls_svm", ISLS_AT_LS_CSA: "isls_svm"}.get(model, model)
+    C, sigma, eps, _, edge = _select(model, Xtr, ytr, kind, folds, task, d)
     fit = fit_model(base, rbf_kernel(Xtr, sigma=sigma), ytr, C=C, epsilon=eps, task=kind, variant="linear")
     K_cross = rbf_kernel(Xte, Xtr, sigma=sigma)
     if kind == "classification":
@@ -187,4 +233,5 @@ def run_split(task: dict) -> dict:
     return {"dataset": d, "model": model, "split": task["split"], "error_pct": err, "mse": mse, "n_sv": fit.n_sv,
             "n_iter": fit.n_iter, "C": C, "sigma": sigma, "gamma": None, "epsilon": eps, "converged": fit.converged,
             "n_train": len(ytr), "n_test": len(yte), "at_edge": edge,
-            "solver": SOLVERS["svr" if (model == "l1_svm" and kind == "regression") else base]}
+            "solver": SOLVERS["svr" if (model == "l1_svm" and kind == "regression") else base]
+            + (" (tunelssvm: CSA + simplex)" if model in (LS_CSA, ISLS_AT_LS_CSA) else "")}
