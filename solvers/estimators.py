@@ -73,6 +73,7 @@ from itertools import combinations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
+from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -1764,6 +1765,7 @@ def _grid_rule(what: str, ok) -> Rule:
 
 
 _CV_RULES = {
+    "search": options("grid", "tunelssvm"),
     "Cs": _grid_rule("floats > 0", POSITIVE.ok),
     "sigmas": _grid_rule("floats > 0 or 'scale'", _KERNEL_RULES["sigma"].ok),
     "cv": Rule("None (exact leave-one-out) or an int >= 2", lambda v: v is None or (is_int(v) and v >= 2)),
@@ -1813,33 +1815,57 @@ class _LSSVMSearch:
         Xc = X - X.mean(axis=0) if self.kernel == "linear" else X
         return kernel_matrix(Xc, None, kernel=self.kernel, **params)
 
-    def _search(self, X, y, base, y_loo=None):
-        """Score the grid (LOO on ``y_loo``, default ``y``; CV on ``y``) and refit the best on ``X``, ``y``."""
+    def _score(self, X, y, y_loo, base, C, sigma, K):
+        """The criterion of one ``(C, sigma)``: exact LOO on the kernel ``K`` (``cv=None``), else k-fold CV."""
         from sklearn.model_selection import cross_val_score
 
+        if self.cv is None:
+            return self._loo_score(K, y_loo, float(C))
+        est = clone(base).set_params(C=float(C), **({} if sigma is None else {"sigma": sigma}))
+        return -float(np.mean(cross_val_score(est, X, y, cv=self.cv, scoring=self._cv_scoring)))
+
+    def _grid(self, X, y, y_loo, base, results):
+        for sigma in self._sigma_values(X):
+            K = self._kernel_for(X, sigma) if self.cv is None else None
+            for C in self.Cs:
+                results.append((float(C), sigma, self._score(X, y, y_loo, base, C, sigma, K)))
+
+    def _tunelssvm(self, X, y, y_loo, base, results):
+        """tunelssvm's search (:func:`svmref.solvers.tuning.tune`) over ``log10 C`` in ``[min Cs, max Cs]`` and, for
+        a kernel with a width, ``log10 sigma`` in ``[min sigmas, max sigmas]``; every evaluation in ``results``."""
+        from svmref.solvers.tuning import tune
+
+        sig = self._sigma_values(X)
+        box = [(np.log10(min(self.Cs)), np.log10(max(self.Cs)))]
+        if sig != [None]:
+            box.append((np.log10(min(sig)), np.log10(max(sig))))
+        if any(lo >= hi for lo, hi in box):
+            raise ValueError("search='tunelssvm' needs Cs (and, for the RBF kernels, sigmas) spanning a range: the "
+                             f"smallest and largest values bound its search; got Cs={self.Cs!r}, sigmas={self.sigmas!r}")
+
+        def f(x):
+            C, sigma = 10.0 ** x[0], (None if len(x) == 1 else float(10.0 ** x[1]))
+            K = self._kernel_for(X, sigma) if self.cv is None else None
+            results.append((float(C), sigma, self._score(X, y, y_loo, base, C, sigma, K)))
+            return results[-1][2]
+
+        tune(f, box, seed=check_random_state(self.random_state).randint(2**31 - 1))
+
+    def _search(self, X, y, base, y_loo=None):
+        """Score ``(C, sigma)`` pairs (the grid, or tunelssvm's search; LOO on ``y_loo``, default ``y``; CV on ``y``)
+        and refit the best on ``X``, ``y``."""
         if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
             raise ValueError(f"X must be a square kernel matrix (n_samples, n_samples) with kernel='precomputed'; "
                              f"got shape {X.shape}")
         y_loo = y if y_loo is None else y_loo
-        results = {"C": [], "sigma": [], "score": []}
-        for sigma in self._sigma_values(X):
-            K = self._kernel_for(X, sigma) if self.cv is None else None
-            for C in self.Cs:
-                params = {"C": float(C), **({} if sigma is None else {"sigma": sigma})}
-                if self.cv is None:
-                    score = self._loo_score(K, y_loo, float(C))
-                else:
-                    est = clone(base).set_params(**params)
-                    score = -float(np.mean(cross_val_score(est, X, y, cv=self.cv, scoring=self._cv_scoring)))
-                results["C"].append(float(C))
-                results["sigma"].append(sigma)
-                results["score"].append(score)
-        best = int(np.argmin(results["score"]))  # the first of equal scores: the smallest C, then sigma, as listed
-        self.cv_results_ = {k: np.array(v, dtype=float if k != "sigma" else object) for k, v in results.items()}
+        results: list = []
+        (self._tunelssvm if self.search == "tunelssvm" else self._grid)(X, y, y_loo, base, results)
+        best = int(np.argmin([r[2] for r in results]))  # the first of equal scores, in the order tried
+        self.cv_results_ = {"C": np.array([r[0] for r in results]), "sigma": np.array([r[1] for r in results],
+                                                                                     dtype=object),
+                            "score": np.array([r[2] for r in results])}
         self.best_index_ = best
-        self.C_ = results["C"][best]
-        self.sigma_ = results["sigma"][best]
-        self.best_score_ = results["score"][best]
+        self.C_, self.sigma_, self.best_score_ = results[best]
         params = {"C": self.C_, **({} if self.sigma_ is None else {"sigma": self.sigma_})}
         self.best_estimator_ = clone(base).set_params(**params).fit(X, y)
         self.n_features_in_ = X.shape[1]
@@ -1864,6 +1890,13 @@ class LSSVRCV(_LSSVMSearch, RegressorMixin, BaseEstimator, HyperparameterMixin):
     cv : None or int >= 2, default=None
         None: exact leave-one-out, scored by the mean squared LOO residual (PRESS / N); an int: that many folds
         (:func:`sklearn.model_selection.cross_val_score`, mean squared error), by refits.
+    search : {'grid', 'tunelssvm'}, default='grid'
+        ``'grid'``: every pair of ``Cs x sigmas``. ``'tunelssvm'``: LS-SVMlab's search (004 §4;
+        :func:`svmref.solvers.tuning.tune`, coupled simulated annealing with 5 starters then a simplex) over
+        ``log10 C`` between the smallest and largest of ``Cs`` and ``log10 sigma`` between those of ``sigmas``, on the
+        same criterion.
+    random_state : int, RandomState or None
+        The draws of ``search='tunelssvm'``.
     kernel, degree, c, k, theta
         As :class:`LSSVR`.
 
@@ -1874,7 +1907,8 @@ class LSSVRCV(_LSSVMSearch, RegressorMixin, BaseEstimator, HyperparameterMixin):
     best_score_ : float
         Their criterion: the mean squared LOO (or CV) error, in the units of y squared.
     cv_results_ : dict of ndarrays
-        ``C``, ``sigma`` and ``score`` of every pair tried, in the order tried; ``best_index_`` the chosen one.
+        ``C``, ``sigma`` and ``score`` of every pair tried (every evaluation of ``search='tunelssvm'``), in the order
+        tried; ``best_index_`` the chosen one.
     best_estimator_ : LSSVR
         The model refitted on all the data with ``C_`` and ``sigma_``.
 
@@ -1895,9 +1929,11 @@ class LSSVRCV(_LSSVMSearch, RegressorMixin, BaseEstimator, HyperparameterMixin):
     _hyperparameter_rules = _CV_RULES
     _cv_scoring = "neg_mean_squared_error"
 
-    def __init__(self, Cs=(0.1, 1.0, 10.0, 100.0), sigmas=("scale",), *, cv=None, kernel="rbf", degree=2, c=1.0, k=1.0,
-                 theta=0.0):
+    def __init__(self, Cs=(0.1, 1.0, 10.0, 100.0), sigmas=("scale",), *, cv=None, search="grid", random_state=None,
+                 kernel="rbf", degree=2, c=1.0, k=1.0, theta=0.0):
         self.Cs = Cs
+        self.search = search
+        self.random_state = random_state
         self.sigmas = sigmas
         self.cv = cv
         self.kernel = kernel
@@ -1932,7 +1968,7 @@ class LSSVCCV(_LSSVMSearch, ClassifierMixin, BaseEstimator, HyperparameterMixin)
 
     Parameters
     ----------
-    Cs, sigmas, kernel, degree, c, k, theta
+    Cs, sigmas, search, random_state, kernel, degree, c, k, theta
         As :class:`LSSVRCV`.
     cv : None or int >= 2, default=None
         None: exact leave-one-out, scored by the LOO error rate; an int: stratified folds (accuracy), by refits.
@@ -1966,9 +2002,11 @@ class LSSVCCV(_LSSVMSearch, ClassifierMixin, BaseEstimator, HyperparameterMixin)
     _hyperparameter_rules = {**_CV_RULES, **_SHAPE_RULE}
     _cv_scoring = "accuracy"
 
-    def __init__(self, Cs=(0.1, 1.0, 10.0, 100.0), sigmas=("scale",), *, cv=None, kernel="rbf", degree=2, c=1.0, k=1.0,
-                 theta=0.0, decision_function_shape="ovr"):
+    def __init__(self, Cs=(0.1, 1.0, 10.0, 100.0), sigmas=("scale",), *, cv=None, search="grid", random_state=None,
+                 kernel="rbf", degree=2, c=1.0, k=1.0, theta=0.0, decision_function_shape="ovr"):
         self.Cs = Cs
+        self.search = search
+        self.random_state = random_state
         self.sigmas = sigmas
         self.cv = cv
         self.kernel = kernel

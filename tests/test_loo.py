@@ -144,3 +144,22 @@ def test_cv_folds_are_cross_val_score():
         ref = -np.mean(cross_val_score(LSSVR(C=C, sigma=1.0, standardize_y=False), X, y, cv=4,
                                        scoring="neg_mean_squared_error"))
         assert score == pytest.approx(ref, rel=1e-12)
+
+
+def test_tunelssvm_search_does_no_worse_than_a_grid_in_its_box_by_exact_loo():
+    """search='tunelssvm' (CSA + simplex on the exact LOO criterion) over the box spanned by Cs and sigmas reaches a
+    LOO error no larger than a 6 x 6 grid in the same box; every evaluation is in cv_results_ and the same
+    random_state repeats the search."""
+    from svmref.solvers.estimators import LSSVRCV
+
+    X, y, _ = _data(40, seed=5)
+    Cs, sigmas = np.logspace(-2, 3, 6), np.logspace(-1, 1, 6)
+    grid = LSSVRCV(Cs=Cs, sigmas=sigmas).fit(X, y)
+    csa = LSSVRCV(Cs=Cs, sigmas=sigmas, search="tunelssvm", random_state=0).fit(X, y)
+    assert csa.best_score_ <= grid.best_score_
+    assert np.all((csa.cv_results_["C"] >= 1e-2 * (1 - 1e-12)) & (csa.cv_results_["C"] <= 1e3 * (1 + 1e-12)))
+    assert csa.best_score_ == min(csa.cv_results_["score"]) and len(csa.cv_results_["score"]) > 36
+    again = LSSVRCV(Cs=Cs, sigmas=sigmas, search="tunelssvm", random_state=0).fit(X, y)
+    assert (again.C_, again.sigma_) == (csa.C_, csa.sigma_)
+    with pytest.raises(ValueError, match="search='tunelssvm' needs Cs"):
+        LSSVRCV(Cs=[1.0], sigmas=sigmas, search="tunelssvm").fit(X, y)
