@@ -13,7 +13,9 @@ Ambiguities and how they are resolved here (also in ``docs/tables.md``):
 1. *The split.* Each randomization is a seeded permutation; the first ``ceil(2N/3)`` patterns train
    (167 for Ripley, 89 for Motorcycle: the LS-SVM column's #SV, 167.0 and 89.0, is exactly that),
    the rest test (83 and 44). Ripley's separate 1000-pattern test set is not used: 004 reports N = 250.
-2. *Tuning.* ``tunelssvm``'s coupled simulated annealing is replaced by a grid search with the same
+2. *Tuning.* Two searches. ``tunelssvm``'s own (:func:`tune_csa`: coupled simulated annealing with 5 starters,
+   then a simplex, :func:`svmref.solvers.tuning.tune`) for the LS-SVM and Algorithm 1 at its selection (models
+   ``ls_svm@tunelssvm``, ``isls_svm@ls_svm_tunelssvm``), in the grid's box; and for every model a grid search with the same
    10-fold CV on each split's training part (per split, as 004 describes), over ``C`` in
    ``10^{-1.5, -1, ..., 4}`` (widened from ``10^{-1..3}``: the LS-SVM's selection sat on ``C = 1000`` in 5 of 10
    Motorcycle splits and on ``C = 0.1`` in 2 of 10 Ripley splits) and ``sigma`` in ``10^{-1.5, -1.25, ..., 1}``
@@ -126,10 +128,11 @@ READINGS = {
     ISLS_AT_LS_CSA: "Algorithm 1 with the (C, sigma) of ls_svm@tunelssvm on the same split: the second reading under "
     "004's own tuning.",
 }
-NOTES = """Protocol: 2/3 training, 1/3 test, seeded randomizations; (C, sigma) by 10-fold CV on a grid per split (instead
-of tunelssvm's simulated annealing), for each machine (the SVR's epsilon too); ISLS-SVM twice: tuned by its own CV
-(isls_svm) and with the LS-SVM's selection (isls_svm@ls_svm_params). The paper prints no std, so 'within' is n/a.
-The SVM of Motorcycle is the epsilon-SVR (smo.svr), 'l1_svm' in the CSV."""
+NOTES = """Protocol: 2/3 training, 1/3 test, seeded randomizations; (C, sigma) by 10-fold CV per split, on a grid for
+each machine (the SVR's epsilon too) and, for the LS-SVM, also by tunelssvm's search (coupled simulated annealing
+with 5 starters, then a simplex: ls_svm@tunelssvm); ISLS-SVM tuned by its own CV (isls_svm) and with the LS-SVM's
+selection of either search (isls_svm@ls_svm_params, isls_svm@ls_svm_tunelssvm). The paper prints no std, so
+'within' is n/a. The SVM of Motorcycle is the epsilon-SVR (smo.svr), 'l1_svm' in the CSV."""
 
 
 def datasets(quick: bool = False) -> list[str]:
