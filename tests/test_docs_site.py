@@ -8,13 +8,19 @@ that does not resolve) into a temporary folder; then:
 * ``formulations/l1_svm.html`` and ``worked_example.html`` are opened in Debian's ``chromium --headless
   --dump-dom`` after their JavaScript ran (``--virtual-time-budget``): MathJax (served by the site itself,
   no network) must have typeset every maths element (one ``mjx-container`` per ``arithmatex`` element) and
-  no raw ``$$``, ``\\(`` or ``\\[`` may remain in the page's text outside code.
+  no raw ``$$``, ``\\(`` or ``\\[`` may remain in the page's text outside code;
+* the teaching notebooks (``docs/notebooks/``, rendered by mkdocs-jupyter): each page with a notebook links it and
+  its ``.ipynb``; one notebook page, opened in the browser, shows every cell of its ``.ipynb`` with its maths typeset
+  as on the pages (no ``$`` left either); and the API page of ``svmref.solvers`` shows ``least_1norm_svm`` with
+  ``K``, ``y``, ``C`` and ``tol`` in its rendered signature and Parameters table.
 
 Marked slow (about a minute: the build and the browser); ``.ci/run`` runs it with ``SVMREF_REQUIRE_BROWSER=1``,
 under which a missing ``chromium`` or ``mkdocs`` is a failure, not a skip.
 """
 from __future__ import annotations
 
+import html
+import json
 import os
 import re
 import shutil
@@ -156,3 +162,61 @@ def test_checkers_catch_what_they_guard(tmp_path):
     assert n == 4 and len(bad) == 2 and "c.html" in bad[0] and "'z'" in bad[1]
     assert raw_math(r"<p>\(x\)</p><code>$$</code>") == ["\\(", "\\)"]
     assert raw_math("<p><mjx-container>x</mjx-container></p><pre>\\[</pre>") == []
+
+
+# --------------------------------------------------------------------------------------------------
+# the teaching notebooks (docs/notebooks/, rendered by mkdocs-jupyter) and the API reference, in the browser
+# --------------------------------------------------------------------------------------------------
+NOTEBOOK = "l1_svm"
+
+
+def test_each_page_with_a_notebook_links_it_and_its_download(site):
+    """docs/notebooks/site_hooks.py adds the link to each page; mkdocs-jupyter's include_source copies the .ipynb."""
+    stems = [p.stem for p in sorted((ROOT / "docs" / "notebooks").glob("*.ipynb"))]
+    assert len(stems) >= 11, stems
+    for stem in stems:
+        page = site / ("worked_example.html" if stem == "worked_example" else f"formulations/{stem}.html")
+        rel = ("" if stem == "worked_example" else "../") + f"notebooks/{stem}"
+        text = page.read_text(encoding="utf-8")
+        assert f'href="{rel}.html"' in text and f'href="{rel}.ipynb" download' in text, f"{page.name}: no notebook link"
+        assert (site / "notebooks" / f"{stem}.html").is_file() and (site / "notebooks" / f"{stem}.ipynb").is_file()
+
+
+def test_a_notebook_page_renders_in_a_real_browser(site):
+    browser = _chromium()
+    _need(browser is not None, "chromium is not installed (apt-get install chromium)")
+    page = site / "notebooks" / f"{NOTEBOOK}.html"
+    before = page.read_text(encoding="utf-8")
+    n_math = len(re.findall(r'class="arithmatex"', before))
+    assert n_math > 10 and raw_math(before), "the notebook page has no maths to typeset"
+    assert f'href="{NOTEBOOK}.ipynb"' in before, "the notebook page does not offer its .ipynb"
+    cells = json.loads((ROOT / "docs" / "notebooks" / f"{NOTEBOOK}.ipynb").read_text(encoding="utf-8"))["cells"]
+    dom = dump_dom(browser, page)
+    shown = re.findall(r'class="jp-Cell jp-(Code|Markdown)Cell[^"]*" id="cell-id=([\w-]+)"', dom)  # nbconvert's cells
+    n_typeset = dom.count("<mjx-container")
+    print(f"{page.name}: {len(shown)} cells of {len(cells)}, {n_typeset} of {n_math} formulas typeset")
+    assert [(kind.lower(), cell_id) for kind, cell_id in shown] == [(c["cell_type"], c["id"]) for c in cells]
+    assert sum(kind == "Code" for kind, _ in shown) >= 5 and sum(kind == "Markdown" for kind, _ in shown) >= 5
+    assert "raise NotImplementedError" in dom and "Exercise 1 (derive)" in dom
+    assert n_typeset == n_math, f"MathJax typeset {n_typeset} of {n_math} maths elements"
+    left = raw_math(dom)
+    text = re.sub(r"<[^>]+>", " ", re.sub(r"(?s)<(script|style|code|pre)\b.*?</\1>|<mjx-container\b.*?</mjx-container>", "", dom))
+    assert not left and "$" not in text, f"raw TeX left after MathJax ran: {left[:10]} {text[text.find('$') - 40:][:80]!r}"
+
+
+def test_the_solvers_api_page_shows_least_1norm_svm_and_its_parameters(site):
+    browser = _chromium()
+    _need(browser is not None, "chromium is not installed (apt-get install chromium)")
+    dom = dump_dom(browser, site / "api" / "solvers.html")
+    start = dom.find('id="svmref.solvers.smo.least_1norm_svm"')
+    assert start >= 0, "no section for svmref.solvers.smo.least_1norm_svm"
+    head_end = dom.find("</h", start)
+    end = dom.find('class="doc doc-heading"', head_end)  # the next documented object
+    section = dom[head_end:end if end > 0 else None]
+    heading = html.unescape(re.sub(r"<[^>]+>", "", dom[dom.find(">", start) + 1:head_end]))
+    params = re.findall(r'<tr class="doc-section-item">\s*<td>\s*<code>(\w+)</code>', section)
+    print(f"least_1norm_svm{heading[heading.find('('):][:80]}...; documented parameters: {params}")
+    assert "least_1norm_svm" in heading
+    for name in ("K", "y", "C", "tol"):
+        assert re.search(rf"\b{name}\b", heading), f"{name} not in the rendered signature {heading!r}"
+        assert name in params, f"{name} not in the rendered Parameters table {params}"
