@@ -107,7 +107,8 @@ def select_prototypes(X, n_prototypes: int, sigma: float, *, n_iter: int | None 
     idx = rng.choice(n, M, replace=False)
     chosen = np.zeros(n, dtype=bool)
     chosen[idx] = True
-    K = _rbf(X[idx], None, sigma)
+    P = X[idx].copy()
+    K = _rbf(P, None, sigma)
     rows = K.sum(axis=1)
     S = float(rows.sum())
     if M == n:
@@ -116,7 +117,8 @@ def select_prototypes(X, n_prototypes: int, sigma: float, *, n_iter: int | None 
         j, c = int(rng.randint(M)), int(rng.randint(n))
         if chosen[c]:
             continue
-        kc = _rbf(X[c:c + 1], X[idx], sigma)[0]
+        diff = P - X[c]                                  # one kernel row in the difference form (exact distances)
+        kc = np.exp(-np.einsum("ij,ij->i", diff, diff) / (sigma * sigma))
         kcc, kc_others = 1.0, float(kc.sum() - kc[j])
         new = S - 2.0 * rows[j] + K[j, j] + 2.0 * kc_others + kcc
         if not new < S:
@@ -127,6 +129,7 @@ def select_prototypes(X, n_prototypes: int, sigma: float, *, n_iter: int | None 
         K[:, j], K[j, :] = kc, kc
         chosen[idx[j]], chosen[c] = False, True
         idx[j] = c
+        P[j] = X[c]
         S = float(rows.sum())
     return np.sort(idx)
 

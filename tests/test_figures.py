@@ -61,9 +61,11 @@ def test_usage_errors_exit_2(argv, capsys):
     assert cli.main(argv) == 2
 
 
-#: Figure commands whose test runs with ``-m slow``: the Lung Cancer figure takes 12 s even with ``--fast`` (its
-#: numbers are checked in the default run by tests/test_lung_cancer.py, the command's path by the other figures).
-SLOW_COMMANDS = {"support-features-lung-cancer"}
+#: Figure commands whose test runs with ``-m slow`` (the paper reproductions step): the Lung Cancer figure takes 12 s
+#: even with ``--fast`` (its numbers are checked in the default run by tests/test_lung_cancer.py); the selectivity,
+#: rls-vs-svm and evidence figures 2-4 s each. The command's path (options, bar, PNG) stays in the default run through
+#: the other figures, outlier-robustness among them, which has draws.
+SLOW_COMMANDS = {"support-features-lung-cancer", "support-features-selectivity", "rls-vs-svm", "bayes-evidence"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_COMMANDS else n
@@ -148,6 +150,7 @@ def selectivity_fast():
     return S.compute(fast=True)
 
 
+@pytest.mark.slow  # 003 Figs. 2-3 reproduced (the fixture's fast run: 3 s)
 def test_svm_end_of_the_path_keeps_every_feature(selectivity_fast):
     """003 eq. (8) at mu = 0: a_i = w_i / 2, zero only if w_i = 0 exactly, so all 50 are selected (every seed)."""
     for run in selectivity_fast.runs:
@@ -155,6 +158,7 @@ def test_svm_end_of_the_path_keeps_every_feature(selectivity_fast):
         assert run.n_selected[0] == 50
 
 
+@pytest.mark.slow  # 003 Figs. 2-3 reproduced
 def test_selectivity_drops_features_towards_one(selectivity_fast):
     """As mu -> 1 the machine drops (almost) all features (on the hypercubes: the analogue of 003 Fig. 5)."""
     for run in selectivity_fast.runs:
@@ -183,6 +187,7 @@ def test_drawn_seed_is_the_median_by_test_error_reduction(reductions, expected_s
     assert runs[S.median_seed(runs)].seed == expected_seed
 
 
+@pytest.mark.slow  # 003 Figs. 2-3 reproduced
 def test_selectivity_summary_equals_the_per_seed_curves(selectivity_fast):
     """Every number of the caption, report and JSON is recomputed here from the per-seed curves."""
     import json
@@ -221,6 +226,7 @@ def test_selectivity_summary_equals_the_per_seed_curves(selectivity_fast):
     assert f"seed {r.seed}, the median test-error reduction ({np.median(red):.0%})" in fig._suptitle.get_text()
 
 
+@pytest.mark.slow  # 003 Figs. 2-3 reproduced
 def test_selectivity_attributes_fig5_to_lung_cancer(selectivity_fast):
     """003's Fig. 5 is the Lung Cancer data: the hypercube panel is labelled an analogue, never Fig. 5 itself."""
     import re

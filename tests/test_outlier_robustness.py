@@ -333,6 +333,7 @@ def test_figure_function_has_no_pyplot_state(fast):
     assert plt.get_fignums() == before
 
 
+@pytest.mark.slow  # the PNG path stays in the default run (tests/test_figures.py); pdf and svg in the slow step
 @pytest.mark.parametrize("fmt", ["pdf", "svg"])
 def test_outlier_figure_other_formats(fast, fmt, tmp_path):
     path = tmp_path / f"fig.{fmt}"
@@ -340,6 +341,7 @@ def test_outlier_figure_other_formats(fast, fmt, tmp_path):
     assert path.read_bytes()[: len(TOL["magic"][fmt])] == TOL["magic"][fmt]
 
 
+@pytest.mark.slow  # the figure's command end to end with --json; its JSON's keys are checked in the default run
 def test_cli_json_writes_the_numbers(tmp_path, capsys):
     out = tmp_path / "n.json"
     assert cli.main(["outlier-robustness", "--fast", "--jobs", "1", "--out", str(tmp_path / "f.png"), "--json", str(out)]) == 0

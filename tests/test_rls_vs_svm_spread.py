@@ -212,6 +212,7 @@ def test_every_panel_has_axis_labels_and_a_legend(tiny_fig):
 
 
 # ---- 6. svmref figure rls-vs-svm --json FILE -------------------------------------------------------------------
+@pytest.mark.slow  # the figure's command run end to end (a paper reproduction), in the slow step
 def test_json_option_writes_the_numbers(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(R, "FAST_DRAWS", 3)
     monkeypatch.setattr(R, "FAST_FOLDS", 3)

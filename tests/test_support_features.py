@@ -459,6 +459,7 @@ def test_bad_path_arguments():
 
 
 # ---- 003 §3.2 (Figs. 2-3), qualitatively ---------------------------------------------------------
+@pytest.mark.slow  # a paper reproduction (003 §3.2), in the slow step
 def test_two_hypercubes_selectivity_beats_svm():
     """003 §3.2: on the two-hypercubes data, some mu > 0 has a lower test error than the SVM (mu = 0;
     003 reports -17 %), the error minimum keeps at least 4 of the 5 informative features while dropping
