@@ -121,4 +121,4 @@ class WeightedLSSVMRegression(_Weighted):
     _cite = "004, eq. (1), weighted"
 
 
-__all__ = ["WeightedLSSVM", "WeightedLSSVMRegression", "check_weights"]
+__all__ = ["WeightedLSSVM", "WeightedLSSVMRegression"]

@@ -33,7 +33,8 @@ pytestmark = pytest.mark.slow
 PAGES = {
     "formulations": ["svmref.formulations", "svmref.formulations.reference"],
     "solvers": ["svmref.solvers"] + [f"svmref.solvers.{m}" for m in (
-        "smo", "linear", "isls", "support_features", "sfm_path", "bayes", "estimators", "fixed_size", "kernels")],
+        "smo", "linear", "isls", "support_features", "sfm_path", "bayes", "estimators", "fixed_size", "robust", "tuning",
+        "kernels")],
     "verify": ["svmref.verify"] + [f"svmref.verify.{m}" for m in (
         "answers", "blockwise", "cli", "core", "data", "diagnosis", "estimators", "evaluation", "exchange",
         "instances", "kkt", "loader", "models", "ovo", "reference", "report", "specs", "worker")],
@@ -43,6 +44,9 @@ PAGES = {
     "figures": ["svmref.figures"],
 }
 MODULES = [(page, module) for page, modules in PAGES.items() for module in modules]
+#: Packages whose public modules the reference must cover; the figure modules are documented by docs/figures.md and
+#: docs/tables.md (their commands), not here.
+COVERED_PACKAGES = ("svmref.formulations", "svmref.solvers", "svmref.verify", "svmref.testing")
 #: What the API pages are rendered from: a change to any of these makes ``build/site`` stale.
 SOURCES = ("mkdocs.yml", "pyproject.toml", "docs/api", "docs/_site", "svmref", "formulations", "solvers", "verify",
            "figures")
@@ -163,3 +167,25 @@ def test_the_checks_catch_a_missing_name_and_a_missing_parameter():
     assert missing_names(ids, "svmref.other", ["f"]) == ["(module)", "f"]
     heading, body = section_text(planted, "svmref.m.f")
     assert heading == "f(K, y)" and "Solve it." in body and "g()" not in body, (heading, body)
+
+
+def test_every_public_module_with_an_all_is_on_a_page_or_re_exported():
+    """A public module (no leading underscore) of the covered packages that declares ``__all__`` has a section on an
+    API page, or its package re-exports every one of its names (then its package's section shows them): a new module
+    cannot be left out of the reference unnoticed."""
+    import pkgutil
+
+    documented = {m for _, m in MODULES}
+    missing = []
+    for pkg_name in COVERED_PACKAGES:
+        pkg = importlib.import_module(pkg_name)
+        parent = set(getattr(pkg, "__all__", ()))
+        for info in pkgutil.iter_modules(pkg.__path__):
+            if info.name.startswith("_"):
+                continue
+            name = f"{pkg_name}.{info.name}"
+            names = getattr(importlib.import_module(name), "__all__", None)
+            if names is None or name in documented or set(names) <= parent:
+                continue
+            missing.append(f"{name} ({', '.join(sorted(set(names) - parent))})")
+    assert not missing, f"public modules with names on no API page: {missing}"
