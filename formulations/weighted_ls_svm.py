@@ -27,22 +27,15 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
+from svmref._validation import check_weights
+
 from ._base import C_param, Formulation
 from .ls_svm import LSSystem
 
 
-def check_weights(v, n: int) -> np.ndarray:
-    """``v``: None (all 1) or ``n`` finite weights > 0; a ``ValueError`` naming it otherwise."""
-    if v is None:
-        return np.ones(n)
-    try:
-        v = np.asarray(v, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"v must be {n} finite weights > 0 (one per pattern); got {v!r}") from None
-    if v.shape != (n,) or not np.all(np.isfinite(v)) or not np.all(v > 0.0):
-        what = f"shape {v.shape}" if v.shape != (n,) else f"min {float(np.min(v)):.3g}"
-        raise ValueError(f"v must be {n} finite weights > 0 (one per pattern); got {what}")
-    return v
+def check_v(v, n: int) -> np.ndarray:
+    """``v``: None (all 1) or ``n`` finite weights > 0 (:func:`svmref._validation.check_weights`, naming ``v``)."""
+    return np.ones(n) if v is None else check_weights(v, n, "v")
 
 
 class _Weighted(Formulation):
@@ -57,7 +50,7 @@ class _Weighted(Formulation):
     def primal(self, K, y, C=1.0, *, v=None, X=None, psd="raise") -> cp.Problem:
         """``min 1/2||W||^2 + C/2 sum v_i e_i^2`` s.t. the LS-SVM's equality (module docstring)."""
         K, y = self._data(K, y, X)
-        v = check_weights(v, K.shape[0])
+        v = check_v(v, K.shape[0])
         hyper = self._check_hyper(C=C)
         P, rules = self._params(C_param(), hyper)
         F = self._factor(K, X, psd)
@@ -73,7 +66,7 @@ class _Weighted(Formulation):
         """``min 1/2 alpha'S(K + D)S alpha - r'alpha`` s.t. ``s'alpha = 0`` (``S = Y``, ``r = 1``, ``s = y`` for
         classification; ``S = I``, ``r = y``, ``s = 1`` for regression), ``D = diag(1/(C v_i))``."""
         K, y = self._data(K, y)
-        v = check_weights(v, K.shape[0])
+        v = check_v(v, K.shape[0])
         hyper = self._check_hyper(C=C)
         P, rules = self._params({"C_inv": ({"pos": True}, lambda h: 1.0 / h["C"])}, hyper)
         Kp, rep = self._psd_gram(K, psd)
@@ -90,7 +83,7 @@ class _Weighted(Formulation):
     def kkt_system(self, K, y, C=1.0, *, v=None) -> tuple[np.ndarray, np.ndarray]:
         """The LS-SVM's system with ``I/C`` replaced by ``diag(1/(C v_i))``: ``(A, rhs)``, unknowns ``[b; alpha]``."""
         K, y = self._data(K, y)
-        v = check_weights(v, K.shape[0])
+        v = check_v(v, K.shape[0])
         C = self._check_scaled(self._check_hyper(C=C), self._scale(K))["C"]
         N = K.shape[0]
         s = y if self.classification else np.ones(N)

@@ -67,7 +67,6 @@ defined in :mod:`svmref.solvers.bayes` and re-exported here; its attributes are 
 """
 from __future__ import annotations
 
-import warnings
 from abc import ABCMeta, abstractmethod
 from itertools import combinations
 
@@ -1784,12 +1783,9 @@ def _ovo_loo_decisions(K, y_idx, n_classes, C):
     for k, (i, j) in enumerate(pairs):
         rows = np.flatnonzero((y_idx == i) | (y_idx == j))
         yp = np.where(y_idx[rows] == j, 1.0, -1.0)
-        Kp = K[np.ix_(rows, rows)]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            full = linear.ls_svm_regression(Kp, yp, C)
-        D[:, k] = K[:, rows] @ full.alpha + full.b
-        D[rows, k] = yp - linear.loo_residuals(Kp, yp, C, task="classification")
+        r, alpha, b = linear.loo_residuals(K[np.ix_(rows, rows)], yp, C, task="classification", return_solution=True)
+        D[:, k] = K[:, rows] @ alpha + b                 # the full pair model, from the same factorisation
+        D[rows, k] = yp - r
     return D, np.array(pairs)
 
 
@@ -1797,6 +1793,11 @@ class _LSSVMSearch:
     """The grid search of :class:`LSSVRCV` and :class:`LSSVCCV`: every ``(C, sigma)`` of ``Cs x sigmas`` scored by
     exact leave-one-out (``cv=None``: one factorisation per pair, :func:`~svmref.solvers.linear.loo_residuals`) or
     by ``cv``-fold cross-validation (refits), the best refitted on all the data as ``best_estimator_``."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
 
     def _sigma_values(self, X):
         if self.kernel not in ("rbf", "gaussian"):
@@ -1942,11 +1943,6 @@ class LSSVRCV(_LSSVMSearch, RegressorMixin, BaseEstimator, HyperparameterMixin):
         self.k = k
         self.theta = theta
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        return tags
-
     def _loo_score(self, K, y, C):
         from svmref.solvers import linear
 
@@ -2015,11 +2011,6 @@ class LSSVCCV(_LSSVMSearch, ClassifierMixin, BaseEstimator, HyperparameterMixin)
         self.k = k
         self.theta = theta
         self.decision_function_shape = decision_function_shape
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        return tags
 
     def _loo_score(self, K, y_idx, C):
         D, pairs = _ovo_loo_decisions(K, y_idx, self.classes_.shape[0], C)

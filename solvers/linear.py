@@ -87,6 +87,7 @@ from svmref._validation import (
     check_positive,
     check_targets,
     check_tol,
+    check_weights,
 )
 
 from ._qmatrix import scan_gram
@@ -876,17 +877,11 @@ def rls(K, y, gamma, *, tol: float = 1e-10, overwrite_K: bool = False, gap_tol: 
 # --------------------------------------------------------------------------------------------------
 def _loo_weights(v, n: int, C: float) -> np.ndarray:
     """The diagonal ``1 / (C v_i)`` of the weighted system (all ``1 / C`` without weights)."""
-    if v is None:
-        return np.full(n, 1.0 / C)
-    v = np.asarray(v, dtype=float)
-    if v.shape != (n,) or not np.all(np.isfinite(v)) or not np.all(v > 0.0):
-        raise ValueError(f"v must be {n} finite weights > 0 (one per pattern); got shape {v.shape}"
-                         + ("" if v.shape != (n,) else f", min {float(np.nanmin(v)):.3g}"))
-    return 1.0 / (C * v)
+    return np.full(n, 1.0 / C) if v is None else 1.0 / (C * check_weights(v, n, "v"))
 
 
 def _loo_inverse_parts(A: np.ndarray, y: np.ndarray):
-    """``(alpha, diag(H^-1) over the alpha block)`` of ``H = [0 1'; 1 A]``: by Cholesky of ``A`` (``A^-1`` through
+    """``(alpha, b, diag(H^-1) over the alpha block)`` of ``H = [0 1'; 1 A]``: by Cholesky of ``A`` (``A^-1`` through
     the inverse factor) and the Schur complement of the bias, or, where ``A`` is not positive definite (an
     indefinite kernel), by an LU inverse of ``H`` itself."""
     n = y.shape[0]
@@ -904,16 +899,16 @@ def _loo_inverse_parts(A: np.ndarray, y: np.ndarray):
         b = float(ones @ g) / s
         alpha = g - b * u
         diag = np.einsum("ij,ij->j", Li, Li) - u * u / s
-        return alpha, diag
+        return alpha, b, diag
     except np.linalg.LinAlgError:
         H = np.zeros((n + 1, n + 1))
         H[0, 1:] = H[1:, 0] = 1.0
         H[1:, 1:] = A
         Hi = np.linalg.inv(H)
-        return Hi[1:, 1:] @ y, np.diag(Hi)[1:].copy()
+        return Hi[1:, 1:] @ y, float(Hi[0, 1:] @ y), np.diag(Hi)[1:].copy()
 
 
-def loo_residuals(K, y, C, task: str = "regression", v=None) -> np.ndarray:
+def loo_residuals(K, y, C, task: str = "regression", v=None, *, return_solution: bool = False):
     r"""The LS-SVM's leave-one-out residuals ``r_i = y_i - f^(-i)(x_i)`` in closed form, from one factorisation.
 
     ``f^(-i)`` is the LS-SVM trained on all patterns but ``i`` (the regression system of 004 eq. (2); 002's KKT
@@ -943,11 +938,15 @@ def loo_residuals(K, y, C, task: str = "regression", v=None) -> np.ndarray:
     v : ndarray (N,) of floats > 0, optional
         Weights of the weighted LS-SVM (``C v_i`` is pattern ``i``'s penalty); None: all 1.
 
+    return_solution : bool, default=False
+        Also return the solution on all N patterns, from the same factorisation.
+
     Returns
     -------
-    ndarray (N,)
-        ``y_i - f^(-i)(x_i)``. The leave-one-out prediction is ``y - r``; for classification the leave-one-out
-        error is ``mean(sign(y - r) != y)``, and the PRESS statistic is ``sum(r**2)``.
+    ndarray (N,), or ``(residuals, alpha, b)`` with ``return_solution``
+        ``r_i = y_i - f^(-i)(x_i)``; ``alpha`` and ``b`` in the regression convention
+        ``f(x) = sum_i alpha_i k(x_i, x) + b``. The leave-one-out prediction is ``y - r``; for classification the
+        leave-one-out error is ``mean(sign(y - r) != y)``, and the PRESS statistic is ``sum(r**2)``.
 
     Cost: one Cholesky factorisation of ``K + D`` and one triangular inverse, ``O(N^3)``, instead of N refits,
     ``O(N^4)``. An indefinite ``K + D`` (e.g. 002's MLP kernel) is handled by an LU inverse of ``H``.
@@ -960,5 +959,5 @@ def loo_residuals(K, y, C, task: str = "regression", v=None) -> np.ndarray:
     C = _check_C(C)
     A = np.array(K, dtype=float, copy=True)
     A[np.diag_indices(n)] += _loo_weights(v, n, C)
-    alpha, diag = _loo_inverse_parts(A, y)
-    return alpha / diag
+    alpha, b, diag = _loo_inverse_parts(A, y)
+    return (alpha / diag, alpha, b) if return_solution else alpha / diag

@@ -32,7 +32,7 @@ import warnings
 import numpy as np
 from scipy.linalg import lapack
 
-from svmref._validation import check_gram, check_labels, check_positive, check_targets
+from svmref._validation import check_gram, check_labels, check_positive, check_targets, check_weights
 
 from ._result import (
     ConvergenceWarning,
@@ -141,7 +141,7 @@ def weighted_ls_svm(K, y, C, v, *, task: str = "regression", gap_tol: float = 1e
     classification = task == "classification"
     y = check_labels(y, n) if classification else check_targets(y, n)
     C = check_positive(C, "C")
-    v = _check_v(v, n)
+    v = check_weights(v, n, "v")
     gap_tol = check_positive(gap_tol, "gap_tol")
     s = y if classification else np.ones(n)
     r = np.ones(n) if classification else y
@@ -183,17 +183,6 @@ def _not_convex(A, r, s, y, task, classification, t0) -> SolverResult:
     return SolverResult(alpha=alpha, b=b, objective=float("nan"), n_iter=1, converged=True, status="not_convex",
                         message=msg, time=time.perf_counter() - t0, task=task,
                         coef=alpha * y if classification else alpha)
-
-
-def _check_v(v, n: int) -> np.ndarray:
-    try:
-        v = np.asarray(v, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"v must be {n} finite weights > 0 (one per pattern); got {v!r}") from None
-    if v.shape != (n,) or not np.all(np.isfinite(v)) or not np.all(v > 0.0):
-        what = f"shape {v.shape}" if v.shape != (n,) else f"min {float(np.min(v)):.3g}"
-        raise ValueError(f"v must be {n} finite weights > 0 (one per pattern); got {what}")
-    return v
 
 
 def robust_ls_svm(K, y, C, *, weight: str = "hampel", task: str = "regression", max_iter: int = 100,

@@ -87,8 +87,8 @@ def test_an_indefinite_kernel_takes_the_lu_path():
 
 @pytest.mark.parametrize("kwargs, match", [
     ({"task": "ranking"}, "task must be 'regression' or 'classification'"),
-    ({"v": np.ones(5)}, "v must be 12 finite weights > 0"),
-    ({"v": np.r_[np.ones(11), 0.0]}, "v must be 12 finite weights > 0"),
+    ({"v": np.ones(5)}, "v has 5 weights but the data have 12 patterns"),
+    ({"v": np.r_[np.ones(11), 0.0]}, "v must be positive"),
     ({"task": "classification"}, "y"),
 ])
 def test_bad_input_names_the_parameter(kwargs, match):
@@ -163,3 +163,13 @@ def test_tunelssvm_search_does_no_worse_than_a_grid_in_its_box_by_exact_loo():
     assert (again.C_, again.sigma_) == (csa.C_, csa.sigma_)
     with pytest.raises(ValueError, match="search='tunelssvm' needs Cs"):
         LSSVRCV(Cs=[1.0], sigmas=sigmas, search="tunelssvm").fit(X, y)
+
+
+def test_the_solution_from_the_same_factorisation_is_the_ls_svm():
+    X, y, _ = _data(30, seed=6)
+    K = kernel_matrix(X, kernel="rbf", sigma=1.0)
+    r, alpha, b = linear.loo_residuals(K, y, 10.0, return_solution=True)
+    ref = linear.ls_svm_regression(K, y, 10.0)
+    assert np.array_equal(r, linear.loo_residuals(K, y, 10.0))
+    assert np.max(np.abs(alpha - ref.alpha)) <= _bound(K, 10.0, None, np.max(np.abs(ref.alpha)))
+    assert abs(b - ref.b) <= _bound(K, 10.0, None, max(abs(ref.b), np.max(np.abs(y))))

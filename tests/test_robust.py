@@ -125,8 +125,8 @@ def test_an_indefinite_kernel_is_labelled_not_convex():
 
 
 @pytest.mark.parametrize("call, match", [
-    (lambda K, y: robust.weighted_ls_svm(K, y, 1.0, np.ones(3)), "v must be 20 finite weights > 0"),
-    (lambda K, y: robust.weighted_ls_svm(K, y, 1.0, -np.ones(20)), "v must be 20 finite weights > 0"),
+    (lambda K, y: robust.weighted_ls_svm(K, y, 1.0, np.ones(3)), "v has 3 weights but the data have 20 patterns"),
+    (lambda K, y: robust.weighted_ls_svm(K, y, 1.0, -np.ones(20)), "v must be positive"),
     (lambda K, y: robust.weighted_ls_svm(K, y, 1.0, np.ones(20), task="ranking"), "task must be"),
     (lambda K, y: robust.robust_ls_svm(K, y, 1.0, weight="bisquare"), "weight must be one of"),
     (lambda K, y: robust.robust_ls_svm(K, y, 1.0, max_iter=0), "max_iter must be an integer >= 1"),
