@@ -1682,9 +1682,9 @@ class FixedSizeLSSVR(_FixedSize, RegressorMixin, _Base):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-3, 3, (2000, 1))
     >>> y = np.sinc(X[:, 0]) + 0.05 * rng.normal(size=2000)
-    >>> reg = FixedSizeLSSVR(n_prototypes=30, C=100.0, sigma=1.0, random_state=0).fit(X, y)
+    >>> reg = FixedSizeLSSVR(n_prototypes=12, C=100.0, sigma=1.0, random_state=0).fit(X, y)
     >>> reg.prototypes_.shape, reg.status_
-    ((30, 1), 'optimal')
+    ((12, 1), 'optimal')
     >>> bool(reg.score(X, y) > 0.95)
     True
     """

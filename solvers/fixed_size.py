@@ -281,13 +281,19 @@ def _inputs(X, y):
 
 
 def _solve(sums, fmap: NystromMap, k0, y0, C: float):
-    """``(w, b, objective, residual norm, sum of squared errors, condition number of the system)`` from the
-    accumulated sums (module docstring, 3)."""
+    """``(w, b, objective, residual norm, sum of squared errors, condition number of the system, the negative
+    eigenvalue of G clipped)`` from the accumulated sums (module docstring, 3)."""
     n, s, A, t, q, sy = _unpack(sums)
     T = fmap.T
     Ac = A - np.outer(s, s) / n
     G = T.T @ Ac @ T
     G = 0.5 * (G + G.T)
+    ev, V = np.linalg.eigh(G)
+    # G = Phi_c'Phi_c is a Gram matrix: its negative eigenvalues are rounding (of Ac, amplified by ||T||^2 where
+    # K_MM is ill-conditioned), clipped here; the clipped size enters the floor (fixed_size_ls_svm)
+    clipped = float(max(-ev[0], 0.0))
+    if clipped > 0.0:
+        G = (V * np.maximum(ev, 0.0)) @ V.T
     tc = T.T @ (t - s * sy / n)
     H = G + np.eye(G.shape[0]) / C
     w = scipy.linalg.cho_solve(scipy.linalg.cho_factor(H, lower=True), tc)
@@ -296,8 +302,8 @@ def _solve(sums, fmap: NystromMap, k0, y0, C: float):
     b = y0 + sy / n - float(mean_phi @ w)
     sse = max(q - sy * sy / n - 2.0 * float(w @ tc) + float(w @ G @ w), 0.0)
     obj = 0.5 * float(w @ w) + 0.5 * C * sse
-    ev = np.linalg.eigvalsh(H)
-    return w, b, obj, float(np.linalg.norm(r)), sse, float(ev[-1] / ev[0])
+    cond = (max(float(ev[-1]), 0.0) + 1.0 / C) * C
+    return w, b, obj, float(np.linalg.norm(r)), sse, cond, clipped
 
 
 def fixed_size_ls_svm(X, y, C: float, *, sigma: float, n_prototypes: int | None = None, prototypes=None,
@@ -353,9 +359,10 @@ def fixed_size_ls_svm(X, y, C: float, *, sigma: float, n_prototypes: int | None 
         with _progress(-(-n // block), progress, f"{n} rows in {-(-n // block)} block(s) of {block}, {M} prototypes "
                        f"(rank {fmap.rank})") as bar:
             sums, n_blocks = _stream_local(X, y, fmap, k0, y0, block, bar)
-    w, b, obj, rnorm, sse, cond = _solve(sums, fmap, k0, y0, C)
+    w, b, obj, rnorm, sse, cond, clipped = _solve(sums, fmap, k0, y0, C)
     gap = 0.5 * C * C * rnorm * rnorm
-    floor = (fmap.rank + 8) * _U * (0.5 * float(w @ w) + 0.5 * C * (abs(float(_unpack(sums)[4])) + 2.0 * sse))
+    floor = (fmap.rank + 8) * _U * (0.5 * float(w @ w) + 0.5 * C * (abs(float(_unpack(sums)[4])) + 2.0 * sse)) \
+        + 0.5 * C * clipped * float(w @ w)  # clipping G's rounding moves the objective by at most this
     scale = max(obj - floor, 0.0)
     rel_gap, rel_floor = relative_gap(gap, floor, scale)
     if certified(gap, floor, scale, gap_tol):
@@ -369,5 +376,6 @@ def fixed_size_ls_svm(X, y, C: float, *, sigma: float, n_prototypes: int | None 
                            n_blocks=n_blocks, duality_gap=rel_gap, gap_floor=rel_floor, gap_tol=gap_tol,
                            message=message, time=time.perf_counter() - t0,
                            info={"accumulation_rounding": (n / n_blocks + n_blocks) * _U,
-                                 "residual_norm": rnorm, "condition": cond, "rank": fmap.rank, "M": M})
+                                 "residual_norm": rnorm, "condition": cond, "clipped_eigenvalue": clipped,
+                                 "rank": fmap.rank, "M": M})
 
