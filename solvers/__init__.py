@@ -10,6 +10,8 @@ Modules:
 * :mod:`svmref.solvers.isls`              -- the ISLS-SVM loop (004, Algorithm 1);
 * :mod:`svmref.solvers.support_features`  -- the generalised SMO for the support features machine (003 §2.6);
 * :mod:`svmref.solvers.sfm_path`          -- its selectivity path and leave-one-out (003 §3);
+* :mod:`svmref.solvers.robust`            -- the weighted LS-SVM by its KKT system and the robust LS-SVM on top
+  (Suykens, De Brabanter, Lukas & Vandewalle 2002);
 * :mod:`svmref.solvers.fixed_size`        -- the fixed-size LS-SVM (004 §1, its reference [7]): Nystrom features of
   prototypes chosen by the Renyi entropy, the primal accumulated over blocks of rows;
 * :mod:`svmref.solvers.kernels`           -- kernel matrices (re-exported from :mod:`svmref.kernels`).
@@ -42,4 +44,6 @@ REGISTRY: dict[str, str] = {
     "svmref.solvers.isls:sparse_ls_svm": "sparse_ls_svm",
     "svmref.solvers.support_features:support_features": "support_features",
     "svmref.solvers.smo:svr": "svr",
+    "svmref.solvers.robust:weighted_ls_svm_classification": "weighted_ls_svm",
+    "svmref.solvers.robust:weighted_ls_svm_regression": "weighted_ls_svm_regression",
 }

@@ -42,7 +42,8 @@ from ._result import (
     warn_suboptimal,
 )
 
-__all__ = ["WEIGHTS", "MIN_WEIGHT", "weight_function", "robust_scale", "weighted_ls_svm", "robust_ls_svm"]
+__all__ = ["WEIGHTS", "MIN_WEIGHT", "weight_function", "robust_scale", "weighted_ls_svm",
+           "weighted_ls_svm_classification", "weighted_ls_svm_regression", "robust_ls_svm"]
 
 _U = 2.0 ** -53
 #: The smallest weight a pattern gets (Hampel's weight beyond ``c2``, 1e-4 in Suykens et al. 2002): never 0, so that
@@ -164,6 +165,18 @@ def weighted_ls_svm(K, y, C, v, *, task: str = "regression", gap_tol: float = 1e
     return SolverResult(alpha=alpha, b=b, objective=D, n_iter=1, converged=True, status=status, message=msg,
                         time=time.perf_counter() - t0, task=task, coef=coef, duality_gap=rel_gap,
                         gap_floor=rel_floor, gap_tol=gap_tol, info={"v": v, "primal": P})
+
+
+def weighted_ls_svm_classification(K, y, C, v, *, gap_tol: float = 1e-8) -> SolverResult:
+    """:func:`weighted_ls_svm` with ``task="classification"``, in verify's call form ``f(K, y, C, v=v)`` for the
+    formulation ``weighted_ls_svm`` (000 eqs. (2), (7) with ``C v_i``)."""
+    return weighted_ls_svm(K, y, C, v, task="classification", gap_tol=gap_tol)
+
+
+def weighted_ls_svm_regression(K, y, C, v, *, gap_tol: float = 1e-8) -> SolverResult:
+    """:func:`weighted_ls_svm` with ``task="regression"``, in verify's call form ``f(K, y, C, v=v)`` for the
+    formulation ``weighted_ls_svm_regression`` (004 eq. (2) with ``C v_i``)."""
+    return weighted_ls_svm(K, y, C, v, task="regression", gap_tol=gap_tol)
 
 
 def _not_convex(A, r, s, y, task, classification, t0) -> SolverResult:

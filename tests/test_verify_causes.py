@@ -430,3 +430,42 @@ def test_a_solver_that_calls_sys_exit_is_an_error_not_the_end_of_verify():
 
     rec = verify.check(leaves, "l1_svm", [_quick("q-rbf-30")], TOL)[0]
     assert rec.verdict == "error" and "sys.exit(0)" in rec.reason
+
+
+def _weighted_kkt(K, y, C, v, classification=True):
+    """The weighted LS-SVM's KKT system (000 eqs. (2), (7) and 004 eq. (2) with ``C v_i`` for ``C``), solved here by
+    numpy: ``[0 s'; s S K S + diag(1/(C v))] [b; alpha] = [0; r]``."""
+    n = y.shape[0]
+    s = y if classification else np.ones(n)
+    H = np.zeros((n + 1, n + 1))
+    H[0, 1:] = H[1:, 0] = s
+    H[1:, 1:] = s[:, None] * K * s[None, :] + np.diag(1.0 / (C * v))
+    x = np.linalg.solve(H, np.concatenate([[0.0], np.ones(n) if classification else y]))
+    return x[1:], float(x[0])
+
+
+@pytest.mark.parametrize("formulation", ["weighted_ls_svm", "weighted_ls_svm_regression"])
+@pytest.mark.parametrize("slip, words", [
+    (lambda v, C: (np.ones_like(v), C), "with the weights ignored (every v_i = 1): the unweighted LS-SVM"),
+    (lambda v, C: (1.0 / v, C), "with the weights inverted: C / v_i instead of C v_i"),
+    (lambda v, C: (np.sqrt(v), C), "with sqrt(v_i) instead of v_i"),
+    (lambda v, C: (v * v, C), "with v_i^2 instead of v_i (the weights applied twice)"),
+    (lambda v, C: (v, C / 2), "with C = 5 (= C / 2) instead of C = 10"),
+    (lambda v, C: (np.full_like(v, 1e300), C), "for the kernel K instead of K + diag(1/(C v_i))"),
+], ids=["ignored", "inverted", "sqrt", "squared", "half-C", "no-diagonal"])
+def test_a_weighted_ls_svm_slip_is_named(formulation, slip, words):
+    """Each usual slip with per-pattern weights, made in an independent solve of the weighted system, is named; the
+    right weights pass."""
+    inst = _quick("q-rbf-30", formulation)
+    v = verify.data.weights_of(inst)
+    classification = formulation == "weighted_ls_svm"
+
+    def solver(K, y, C, v):
+        v2, C2 = slip(v, C)
+        return _weighted_kkt(K, y, C2, v2, classification)
+
+    report = verify.check(solver, formulation, [inst])
+    rec = report.records[0]
+    assert rec.verdict == "fail" and words in " ".join(rec.diagnoses), rec.diagnoses
+    right = verify.check(lambda K, y, C, v: _weighted_kkt(K, y, C, v, classification), formulation, [inst])
+    assert right.records[0].verdict == "pass", right

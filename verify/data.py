@@ -20,7 +20,8 @@ from svmref.datasets import load_dataset
 from svmref.kernels import kernel_matrix
 
 __all__ = ["Instance", "SUITES", "kernel_instances", "rls_instances", "feature_instances", "svr_instances",
-           "SVR_EPSILON", "SVR_EPSILONS", "load_csv", "scale_columns", "check_targets", "c_only", "rls_gamma"]
+           "weighted_instances", "default_weights", "weights_of", "SVR_EPSILON", "SVR_EPSILONS", "load_csv",
+           "scale_columns", "check_targets", "c_only", "rls_gamma"]
 
 SUITES = ("quick", "standard", "adversarial", "real")
 
@@ -30,8 +31,10 @@ class Instance:
     """One problem: data, held-out points, kernel and hyperparameters.
 
     ``hyper`` holds the formulation's hyperparameters (``C``; ``gamma`` for RLS; ``C, mu`` for the
-    support features machine). ``unique`` says whether the optimal dual is unique (duplicates with
-    conflicting labels make it non-unique: only objective values and KKT residuals are then compared).
+    support features machine). ``weights`` are the per-pattern weights ``v_i > 0`` of the weighted LS-SVM (None
+    for every other formulation; :func:`weights_of` gives an instance without them the default ones). ``unique``
+    says whether the optimal dual is unique (duplicates with conflicting labels make it non-unique: only objective
+    values and KKT residuals are then compared).
     ``K`` and ``K_test`` (held-out x training) are computed once and cached.
     """
 
@@ -46,6 +49,7 @@ class Instance:
     description: str = ""
     _K: np.ndarray | None = field(default=None, repr=False)
     _K_test: np.ndarray | None = field(default=None, repr=False)
+    weights: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def K(self) -> np.ndarray:
@@ -69,12 +73,12 @@ class Instance:
 
     def key(self) -> tuple:
         """A hashable identity (for caching references): the name, kernel and hyperparameters and a digest of the
-        data (``X``, ``y``, ``X_test``), so two instances that share a name but not their data never share a
-        cached reference."""
+        data (``X``, ``y``, ``X_test`` and the weights), so two instances that share a name but not their data never
+        share a cached reference."""
         import hashlib
 
         h = hashlib.sha256()
-        for a in (self.X, self.y, self.X_test):
+        for a in (self.X, self.y, self.X_test) + (() if self.weights is None else (self.weights,)):
             arr = np.ascontiguousarray(a, dtype=np.float64)
             h.update(str(arr.shape).encode())
             h.update(arr.tobytes())
@@ -351,6 +355,66 @@ def svr_instances(which: str, n_train: int | None = None) -> list[Instance]:
         desc = f"{inst.description}; epsilon = {eps:g}" if inst.description else f"epsilon = {eps:g}"
         out.append(Instance(inst.name, inst.X, inst.y, inst.X_test, inst.kernel, dict(inst.kernel_params),
                             {**inst.hyper, "epsilon": eps}, inst.unique, desc))
+    return out
+
+
+# ------------------------------------------------------------------------------ the weighted LS-SVM
+
+
+def default_weights(n: int, seed: int) -> np.ndarray:
+    """Per-pattern weights as the robust LS-SVM makes them (Suykens, De Brabanter, Lukas & Vandewalle,
+    Neurocomputing 2002): most ``v_i = 1``; a quarter of the patterns weighed down, log-uniformly in
+    ``[1e-3, 1]`` (Hampel's weights of outliers); one in ten weighed up, uniformly in ``[1, 3]`` (any ``v_i > 0`` is
+    the problem's). Seeded: the same ``(n, seed)`` gives the same weights."""
+    rng = np.random.default_rng(seed)
+    v = np.ones(n)
+    u = rng.random(n)
+    down, up = u < 0.25, u > 0.9
+    v[down] = 10.0 ** rng.uniform(-3.0, 0.0, int(down.sum()))
+    v[up] = rng.uniform(1.0, 3.0, int(up.sum()))
+    return v
+
+
+def _seed_of(name: str) -> int:
+    import zlib
+
+    return zlib.crc32(name.split("@")[0].encode())
+
+
+def weights_of(inst: Instance) -> np.ndarray:
+    """The weights of ``inst``: its own, or :func:`default_weights` seeded by its name (the user's data, an instance
+    made without them)."""
+    if inst.weights is not None:
+        return np.asarray(inst.weights, dtype=float)
+    return default_weights(inst.N, _seed_of(inst.name))
+
+
+def _with_weights(inst: Instance, v: np.ndarray, words: str) -> Instance:
+    desc = f"{inst.description}; {words}" if inst.description else words
+    return Instance(inst.name, inst.X, inst.y, inst.X_test, inst.kernel, dict(inst.kernel_params), dict(inst.hyper),
+                    inst.unique, desc, weights=v)
+
+
+def weighted_instances(which: str, regression: bool, n_train: int | None = None) -> list[Instance]:
+    """The kernel instances of ``which`` (:func:`kernel_instances`) with weights ``v_i`` (:func:`default_weights`,
+    seeded by the instance's name); the adversarial suite adds weights spread over eight decades and weights of
+    1e-8 (patterns all but removed: ``1/(C v_i)`` dominates their row of the system)."""
+    out = []
+    for inst in kernel_instances(which, regression, n_train):
+        v = default_weights(inst.N, _seed_of(inst.name))
+        out.append(_with_weights(inst, v, f"weights v in [{v.min():.2g}, {v.max():.2g}]"))
+    if which == "adversarial":
+        base = kernel_instances("quick", regression)[1]
+        rng = np.random.default_rng(71)
+        v = 10.0 ** rng.uniform(-4.0, 4.0, base.N)
+        out.append(_with_weights(Instance("a-weights-1e-4-to-1e4", base.X, base.y, base.X_test, base.kernel,
+                                          dict(base.kernel_params), dict(base.hyper), True, base.description),
+                                 v, "weights log-uniform in [1e-4, 1e4]"))
+        v = np.ones(base.N)
+        v[::5] = 1e-8
+        out.append(_with_weights(Instance("a-weights-1e-8", base.X, base.y, base.X_test, base.kernel,
+                                          dict(base.kernel_params), dict(base.hyper), True, base.description),
+                                 v, "every fifth weight 1e-8, the others 1"))
     return out
 
 

@@ -7,6 +7,7 @@ checked quantity is compared with.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 
@@ -145,13 +146,15 @@ def _compare(spec, inst, r, ref, values: dict, where: dict) -> None:
         values[k + "_resolution"] = v
 
 
-def evaluate(spec, inst, ans: dict, ref, eps: float, *, K=None, hyper=None, compare: bool = True):
+def evaluate(spec, inst, ans: dict, ref, eps: float, *, K=None, hyper=None, weights=None, compare: bool = True):
     """The residuals of ``ans`` and every checked quantity: ``(r, values, where)``.
 
-    ``spec`` is the formulation's entry (:class:`svmref.verify.specs.Spec`); ``K``/``hyper`` replace the
-    instance's (to ask whether the answer solves a different problem); ``compare`` adds the objective and
-    decision gaps against ``ref`` (only meaningful for the instance's own problem).
+    ``spec`` is the formulation's entry (:class:`svmref.verify.specs.Spec`); ``K``/``hyper``/``weights`` (the
+    weighted LS-SVM's ``v``) replace the instance's (to ask whether the answer solves a different problem);
+    ``compare`` adds the objective and decision gaps against ``ref`` (only meaningful for the instance's own problem).
     """
+    if weights is not None:
+        inst = dataclasses.replace(inst, weights=np.asarray(weights, dtype=float))
     h = dict(inst.hyper if hyper is None else hyper)
     Km = inst.K if K is None else K
     with np.errstate(all="ignore"):

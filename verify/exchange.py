@@ -5,9 +5,11 @@
 * ``DIR/manifest.json``: the format, the formulation, the contract in words (what an answer holds and how it makes
   the decision function), and one entry per instance: its name, N, d, kernel and kernel parameters, hyperparameters
   (in the order of the text files' second line), and whether its text file holds K;
-* ``DIR/NAME.npz`` per instance: ``X``, ``y``, ``X_test``, and ``K`` where ``N <= KERNEL_MAX_N``;
+* ``DIR/NAME.npz`` per instance: ``X``, ``y``, ``X_test``, ``K`` where ``N <= KERNEL_MAX_N``, and the weights ``v``
+  of a weighted formulation (``weighted_ls_svm``, ``weighted_ls_svm_regression``);
 * ``DIR/NAME.txt``, the same for a program that reads text with ``scanf``: a line ``N d has_K``, a line of the
-  hyperparameters, then N lines of ``y_i``, then (if ``has_K``) N lines of K's rows, then N lines of X's rows.
+  hyperparameters, then N lines of ``y_i``, then (weighted formulations) N lines of ``v_i``, then (if ``has_K``)
+  N lines of K's rows, then N lines of X's rows.
 
 A program writes its answer for instance NAME to ``DIR/answers/NAME.npz`` (arrays named as the contract says:
 ``alpha`` and ``b``; ``c`` for RLS; ``lam`` and/or ``a`` (or ``w``) with ``b`` for the support features machine) or to
@@ -27,7 +29,7 @@ import numpy as np
 from . import specs
 from .answers import BadAnswer
 from .core import DEFAULT_TOL, check, check_verify_tol
-from .data import Instance
+from .data import Instance, weights_of
 from .report import Report
 
 __all__ = ["export", "load_exported", "read_answer", "check_answers", "KERNEL_MAX_N", "FORMAT", "main"]
@@ -44,11 +46,13 @@ def _safe(name: str) -> str:
     return name if _NAME.match(name) else re.sub(r"[^A-Za-z0-9._@+-]", "_", name)
 
 
-def _text_instance(path: Path, inst: Instance, hyper_order: list[str], with_K: bool) -> None:
+def _text_instance(path: Path, inst: Instance, hyper_order: list[str], with_K: bool, weights) -> None:
     with open(path, "w", encoding="ascii") as fh:
         fh.write(f"{inst.N} {inst.X.shape[1]} {int(with_K)}\n")
         fh.write(" ".join(repr(float(inst.hyper[k])) for k in hyper_order) + "\n")
         fh.writelines(f"{float(v)!r}\n" for v in inst.y)
+        if weights is not None:
+            fh.writelines(f"{float(v)!r}\n" for v in weights)
         if with_K:
             for row in inst.K:
                 fh.write(" ".join(repr(float(v)) for v in row) + "\n")
@@ -70,8 +74,11 @@ def export(directory, formulation: str, instances) -> Path:
         arrays = {"X": inst.X, "y": inst.y, "X_test": inst.X_test}
         if with_K:
             arrays["K"] = inst.K
+        weights = weights_of(inst) if "v" in spec.instance_keywords else None
+        if weights is not None:
+            arrays["v"] = weights
         np.savez(out / f"{name}.npz", **arrays)
-        _text_instance(out / f"{name}.txt", inst, order, with_K)
+        _text_instance(out / f"{name}.txt", inst, order, with_K, weights)
         entries.append({"name": name, "N": inst.N, "d": int(inst.X.shape[1]), "kernel": inst.kernel,
                         "kernel_params": dict(inst.kernel_params), "hyper": {k: float(inst.hyper[k]) for k in order},
                         "hyper_order": order, "has_K": with_K, "unique": bool(inst.unique),
@@ -82,7 +89,8 @@ def export(directory, formulation: str, instances) -> Path:
                                  "txt": f"answers/NAME.txt: {spec.answer_vector}_1 ... {spec.answer_vector}_N one per line"
                                         + (", then b" if spec.has_b else "")},
                 "instance_txt": "line 1: N d has_K; line 2: the hyperparameters in hyper_order; then N lines y_i; then "
-                                "(if has_K) N lines of K's rows; then N lines of X's rows",
+                                + ("N lines v_i (the weights); then " if "v" in spec.instance_keywords else "")
+                                + "(if has_K) N lines of K's rows; then N lines of X's rows",
                 "instances": entries}
     path = out / "manifest.json"
     path.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
@@ -106,8 +114,9 @@ def load_exported(directory) -> tuple[str, list[Instance]]:
     for e in manifest["instances"]:
         with np.load(d / f"{e['name']}.npz") as z:
             X, y, Xt = z["X"], z["y"], z["X_test"]
+            v = z["v"] if "v" in z.files else None
         out.append(Instance(e["name"], X, y, Xt, e["kernel"], dict(e["kernel_params"]), dict(e["hyper"]),
-                            bool(e.get("unique", True)), e.get("description", "")))
+                            bool(e.get("unique", True)), e.get("description", ""), weights=v))
     return formulation, out
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import specs
-from .data import SUITES, SVR_EPSILON, SVR_EPSILONS, Instance, load_csv
+from .data import SUITES, SVR_EPSILON, SVR_EPSILONS, Instance, default_weights, load_csv
 
 __all__ = ["Instance", "SUITES", "SCALABLE", "suite", "TASK", "load_csv", "from_data", "standardise_split", "SVR_EPSILON",
            "SVR_EPSILONS"]
@@ -98,7 +98,8 @@ def from_data(X, y, formulation: str, *, C: float = 1.0, mu: float = 0.5, sigma:
     functions, the rest is the training set. Classification labels must take two values: the smaller
     becomes -1, the larger +1. Kernel: RBF with ``sigma = sqrt(d)`` unless given (``kernel="linear"``
     possible); the support features machine always works on ``X`` (``C``, ``mu``); RLS uses
-    ``gamma = 1/(C N)``; ``svr`` uses ``C`` and ``epsilon`` (in the units of ``y``, which are left as given).
+    ``gamma = 1/(C N)``; ``svr`` uses ``C`` and ``epsilon`` (in the units of ``y``, which are left as given); the
+    weighted LS-SVM gets seeded weights (:func:`svmref.verify.data.default_weights`, most 1, a quarter weighed down).
     """
     spec = specs.SPECS[formulation]
     y = np.asarray(y, dtype=float)
@@ -112,5 +113,9 @@ def from_data(X, y, formulation: str, *, C: float = 1.0, mu: float = 0.5, sigma:
                         f"user data: {tr.size} training patterns, {X.shape[1]} standardised features")
     kp = {} if kernel == "linear" else {"sigma": float(sigma) if sigma else float(np.sqrt(X.shape[1]))}
     hyper = spec.data_hyper(C, mu, epsilon, tr.size)
-    return Instance(name, X[tr], y[tr], X[te], kernel, kp, hyper, True,
-                    f"user data: {tr.size} training patterns, {X.shape[1]} standardised features, {kernel} kernel")
+    desc = f"user data: {tr.size} training patterns, {X.shape[1]} standardised features, {kernel} kernel"
+    v = None
+    if "v" in spec.instance_keywords:  # the weighted LS-SVM: seeded weights as the robust LS-SVM makes them
+        v = default_weights(tr.size, seed)
+        desc += f"; weights v in [{v.min():.2g}, {v.max():.2g}] (svmref.verify.data.default_weights, seed {seed})"
+    return Instance(name, X[tr], y[tr], X[te], kernel, kp, hyper, True, desc, weights=v)

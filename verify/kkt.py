@@ -189,7 +189,9 @@ class BoxDual:
     ``loss`` names the slack term of the primal (``hinge``, ``squared_hinge``, ``squared``, ``absolute``).
     ``constraint``: ``(left-hand side, requirement)`` of the primal constraint that no finite bound
     absorbs, as the primal feasibility residual names it (empty when the bounds absorb every sign);
-    ``complementarity_cite``: the paper's equation of the complementarity conditions, where it has one.
+    ``complementarity_cite``: the paper's equation of the complementarity conditions, where it has one;
+    ``weighted``: the weighted LS-SVM (Suykens, De Brabanter, Lukas & Vandewalle, Neurocomputing 2002), whose
+    pattern ``i`` has the loss ``C v_i / 2 xi_i^2``: ``Ktilde = K + diag(1/(C v_i))``.
     """
 
     name: str
@@ -201,6 +203,12 @@ class BoxDual:
     cite: str = ""
     constraint: tuple = ()
     complementarity_cite: str = ""
+    weighted: bool = False
+
+    @property
+    def shift_words(self) -> str:
+        """The shift of ``Ktilde`` in a margin equation, in words (empty when there is none)."""
+        return " + alpha_i/(C v_i)" if self.weighted else " + alpha_i/C" if self.shift else ""
 
 
 #: The five box-constrained duals (bounds in units of C).
@@ -215,6 +223,15 @@ BOX_DUALS: dict[str, BoxDual] = {
                                complementarity_cite=" (000 eq. (6))"),
     "ls_svm_regression": BoxDual("ls_svm_regression", -np.inf, np.inf, True, "squared", True,
                                  cite="004 eqs. (1)-(2)", constraint=("f(x_i) + alpha_i/C - y_i", "004 system (2) requires 0")),
+    "weighted_ls_svm": BoxDual("weighted_ls_svm", -np.inf, np.inf, True, "squared",
+                               cite="000 eqs. (1), (2), (7) with C v_i (Suykens et al. 2002)",
+                               constraint=("y_i f(x_i) - 1 + alpha_i/(C v_i)", "000 eq. (7) with C v_i requires 0"),
+                               weighted=True),
+    "weighted_ls_svm_regression": BoxDual("weighted_ls_svm_regression", -np.inf, np.inf, True, "squared", True,
+                                          cite="004 eqs. (1)-(2) with C v_i (Suykens et al. 2002)",
+                                          constraint=("f(x_i) + alpha_i/(C v_i) - y_i",
+                                                      "004 system (2) with C v_i requires 0"),
+                                          weighted=True),
 }
 
 
@@ -402,7 +419,7 @@ def _given_or_derived_b(b, iv: BInterval, notes: list, unit: float, scale: float
 
 
 def box_dual_residuals(name: str, K: np.ndarray, y: np.ndarray, C: float, alpha: np.ndarray, b: float | None,
-                       eps: float = EPS_ACTIVE, own_error: bool = False) -> Residuals:
+                       eps: float = EPS_ACTIVE, own_error: bool = False, weights: np.ndarray | None = None) -> Residuals:
     r"""Residuals of the box-constrained duals at ``(alpha, b)``.
 
     Formulas (``f = K v + b`` the decision values on the training set, ``t = alpha / C``):
@@ -431,6 +448,8 @@ def box_dual_residuals(name: str, K: np.ndarray, y: np.ndarray, C: float, alpha:
       same units: not relative, a margin error of 0.01 is 0.01 whatever ``f_scale``;
     * primal feasibility and complementarity are relative to the size of the terms that make up ``s_i``:
       ``f_scale = max_i (sum_j |K_ij v_j| + |alpha_i|/C + |c_i|)`` with ``c_i = 1`` (the margin) or ``|y_i|``;
+    * the weighted LS-SVM (``weights`` ``v``, Suykens et al. 2002): ``alpha_i / C`` reads ``alpha_i / (C v_i)``
+      everywhere (``Ktilde = K + diag(1/(C v_i))``) and the loss ``C/2 sum v_i xi_i^2``;
     * ``eps`` is not used (kept for the signature): the natural residual needs no eps-active set;
     * ``own_error``: also estimate the answer's own first-order error (:func:`active_set_correction`; one dense
       solve), as the reference's resolution needs;
@@ -445,7 +464,7 @@ def box_dual_residuals(name: str, K: np.ndarray, y: np.ndarray, C: float, alpha:
       ``P + D = sum_i alpha_i max(s_i, 0) + (C - alpha_i) max(-s_i, 0)`` when ``e'alpha = 0``);
     """
     spec = BOX_DUALS[name]
-    p = _box_point(spec, K, y, C, np.asarray(alpha, dtype=float))
+    p = _box_point(spec, K, y, C, np.asarray(alpha, dtype=float), weights)
     d_lo, d_hi = distances(p.alpha, p.lo, p.hi, p.a_scale)
     iv = natural_b_interval(p.g, p.e, d_lo, d_hi, p.y_scale)
     notes = []
@@ -466,7 +485,7 @@ def box_dual_residuals(name: str, K: np.ndarray, y: np.ndarray, C: float, alpha:
     if r_nat.size:
         where["kkt_absolute"] = (f"pattern {i}: alpha_{i} = {p.alpha[i]:.6g}, "
                                  + ("f(x_i) - y_i" if spec.regression else "y_i f(x_i) - 1")
-                                 + (" + alpha_i/C" if spec.shift else "") + f" = {s[i]:.3g} (with b = {b:.6g}): "
+                                 + spec.shift_words + f" = {s[i]:.3g} (with b = {b:.6g}): "
                                  + f"natural residual {r_nat[i]:.3g} in "
                                  + (f"units of max|y| = {p.y_scale:.3g}" if spec.regression else "margin units"))
     P, gap_abs, _ = _box_duality_gap(p, b, vals, where)
@@ -486,10 +505,10 @@ def _own_error(res: Residuals, p: _BoxPoint, K: np.ndarray, s: np.ndarray, d_lo,
     correction of one active-set Newton step (:func:`active_set_correction`, ``Qt = diag(e) Ktilde diag(e)``; with
     no bound, LS-SVM 000 eq. (7) and 004 system (2), the exact Newton correction); the decision values move by
     ``K (e * da) + db``."""
-    shift = 1.0 / p.C if p.spec.shift else 0.0
+    shift = 1.0 / (p.C * p.weights) if p.spec.shift else np.zeros(K.shape[0])
     curv = np.diag(K) + shift
     s = s + p.e * db
-    out = active_set_correction(lambda: (p.e[:, None] * p.e[None, :]) * K + shift * np.eye(K.shape[0]), p.e, p.alpha,
+    out = active_set_correction(lambda: (p.e[:, None] * p.e[None, :]) * K + np.diag(shift), p.e, p.alpha,
                                 s, d_lo, d_hi, p.a_scale, curv)
     if out is None:
         res.coef_error = step_error(s, d_lo, d_hi, p.a_scale, curv)
@@ -534,8 +553,9 @@ def active_set_correction(Qt, e, alpha, s, d_lo, d_hi, width, curv):
 @dataclass
 class _BoxPoint:
     """A box dual at ``alpha`` (see :func:`box_dual_residuals`): bounds ``[lo, hi]``, signs ``e``,
-    ``v`` (``alpha * y`` or ``alpha``), ``Kv``, the shift ``alpha / C`` of ``Ktilde``, the gradient ``g``,
-    the dual objective ``D`` and the scales of the margins (``y_scale``, ``a_scale``, ``f_scale``)."""
+    ``v`` (``alpha * y`` or ``alpha``), ``Kv``, the shift ``alpha / C`` of ``Ktilde`` (``alpha / (C v_i)`` with the
+    pattern weights ``weights``, all 1 unless the dual is weighted), the gradient ``g``, the dual objective ``D`` and the
+    scales of the margins (``y_scale``, ``a_scale``, ``f_scale``)."""
 
     spec: BoxDual
     C: float
@@ -552,11 +572,17 @@ class _BoxPoint:
     f_scale: float
     g: np.ndarray
     D: float
+    weights: np.ndarray
 
 
-def _box_point(spec: BoxDual, K: np.ndarray, y: np.ndarray, C: float, alpha: np.ndarray) -> _BoxPoint:
-    """The dual objective and gradient of 000 eqs. (2), (5) (004 eq. (2) for regression) at ``alpha``."""
+def _box_point(spec: BoxDual, K: np.ndarray, y: np.ndarray, C: float, alpha: np.ndarray,
+               weights: np.ndarray | None = None) -> _BoxPoint:
+    """The dual objective and gradient of 000 eqs. (2), (5) (004 eq. (2) for regression) at ``alpha``; a weighted
+    dual's ``Ktilde`` is ``K + diag(1/(C v_i))``."""
     N = K.shape[0]
+    if spec.weighted and weights is None:
+        raise ValueError(f"the {spec.name} dual needs the weights v (length {N})")
+    wts = np.asarray(weights, dtype=float) if spec.weighted else np.ones(N)
     lo, hi = spec.lower * C, spec.upper * C
     if spec.regression:
         e = np.ones(N)
@@ -570,7 +596,7 @@ def _box_point(spec: BoxDual, K: np.ndarray, y: np.ndarray, C: float, alpha: np.
         const = np.ones(N)
     a_scale = C * y_scale  # alpha / a_scale is in the units of the margin
     Kv = K @ v
-    shift = alpha / C if spec.shift else np.zeros(N)
+    shift = alpha / (C * wts) if spec.shift else np.zeros(N)
     f_scale = _terms_scale(np.abs(K) @ np.abs(v) + np.abs(shift) + const)
     if spec.regression:
         g = Kv + shift - y
@@ -578,7 +604,7 @@ def _box_point(spec: BoxDual, K: np.ndarray, y: np.ndarray, C: float, alpha: np.
     else:
         g = y * Kv + shift - 1.0
         D = 0.5 * float(v @ Kv) + 0.5 * float(alpha @ shift) - float(np.sum(alpha))
-    return _BoxPoint(spec, C, y, alpha, lo, hi, e, v, y_scale, a_scale, Kv, shift, f_scale, g, D)
+    return _BoxPoint(spec, C, y, alpha, lo, hi, e, v, y_scale, a_scale, Kv, shift, f_scale, g, D, wts)
 
 
 def _box_feasibility(p: _BoxPoint, vals: dict, where: dict) -> None:
@@ -626,7 +652,7 @@ def _margin_residuals(p: _BoxPoint, s: np.ndarray, b: float, vals: dict, where: 
         vals["complementarity"] = float(comp[i])
         need = "alpha_i = " + (_fmt(lo) if s[i] > 0 else _fmt(hi))
         where["complementarity"] = (f"pattern {i}: alpha_{i} = {alpha[i]:.6g} but y_i f(x_i) - 1"
-                                    + (" + alpha_i/C" if spec.shift else "")
+                                    + spec.shift_words
                                     + f" = {s[i]:.3g} (with b = {b:.6g}); a nonzero margin residual needs {need}"
                                     + spec.complementarity_cite)
 
@@ -643,12 +669,12 @@ def _box_duality_gap(p: _BoxPoint, b: float, vals: dict, where: dict) -> tuple:
     elif spec.loss == "squared_hinge":
         P = reg + 0.5 * C * float(np.sum(np.maximum(xi, 0.0) ** 2))
     elif spec.loss == "squared":
-        P = reg + 0.5 * C * float(np.sum(xi**2))
+        P = reg + 0.5 * C * float(np.sum(p.weights * xi**2))
     else:
         P = reg + C * float(np.sum(np.abs(xi)))
     # relative to the magnitude of the objectives' terms (a sum of N per-pattern complementarity terms)
     loss_abs = (C * float(np.sum(np.abs(xi))) if spec.loss in ("hinge", "absolute")
-                else 0.5 * C * float(np.sum(xi**2)))
+                else 0.5 * C * float(np.sum(p.weights * xi**2)))
     mag = reg + loss_abs + float(np.sum(np.abs(alpha * (y if spec.regression else 1.0)))) + 0.5 * float(alpha @ p.shift)
     D = p.D
     vals["duality_gap"] = _rel(P + D, P, D, mag)
@@ -675,9 +701,11 @@ _LOSS_SLOPE = {
 }
 
 
-def primal_b_interval(loss: str, z: np.ndarray, y: np.ndarray, epsilon: float = 0.0) -> tuple[float, float]:
+def primal_b_interval(loss: str, z: np.ndarray, y: np.ndarray, epsilon: float = 0.0,
+                      weights: np.ndarray | None = None) -> tuple[float, float]:
     """The biases that minimise the primal for a fixed ``W``: ``argmin_b sum_i loss(z_i - b)``, with
-    ``z_i = y_i - W.Phi(x_i)`` (000 eqs. (1), (3); 003 eqs. (2), (5); 004 eq. (1); the epsilon tube of SVR).
+    ``z_i = y_i - W.Phi(x_i)`` (000 eqs. (1), (3); 003 eqs. (2), (5); 004 eq. (1); the epsilon tube of SVR);
+    ``weights``: ``sum_i v_i loss(z_i - b)`` (the weighted LS-SVM).
 
     The primal is convex in ``b``, so its slope ``dP/db`` (:data:`_LOSS_SLOPE`) is non-decreasing; the ends of
     the interval ``{b: dP/db(b) = 0}`` are found by bisection to the last bit (piecewise-linear losses give a
@@ -692,7 +720,8 @@ def primal_b_interval(loss: str, z: np.ndarray, y: np.ndarray, epsilon: float = 
     left, right = float(np.min(z)) - epsilon - span, float(np.max(z)) + epsilon + span
 
     def d(b: float) -> float:
-        return float(np.sum(slope(z - b, y, epsilon)))
+        s = slope(z - b, y, epsilon)
+        return float(np.sum(s if weights is None else weights * s))
 
     def first(pred) -> float:  # the smallest b in [left, right] with pred(b) (pred is monotone)
         lo, hi = left, right

@@ -165,6 +165,10 @@ def _kernel_C(inst) -> tuple[tuple, dict]:
     return (inst.K.copy(), inst.y.copy(), inst.hyper["C"]), {}
 
 
+def _kernel_C_v(inst) -> tuple[tuple, dict]:
+    return (inst.K.copy(), inst.y.copy(), inst.hyper["C"]), {"v": data.weights_of(inst).copy()}
+
+
 def _kernel_gamma(inst) -> tuple[tuple, dict]:
     return (inst.K.copy(), inst.y.copy(), inst.hyper["gamma"]), {}
 
@@ -212,9 +216,15 @@ def _hyper_C_epsilon(C, mu, epsilon, n_train) -> dict:
 # ------------------------------------------------------------------------------ residuals
 
 
+def _weights(name: str, inst) -> np.ndarray | None:
+    """The instance's pattern weights where the box dual ``name`` is weighted (:func:`data.weights_of`), else None."""
+    return data.weights_of(inst) if kkt.BOX_DUALS[name].weighted else None
+
+
 def _box_residuals(name: str) -> Callable:
     def residuals(K, inst, hyper, ans, eps):
-        return kkt.box_dual_residuals(name, K, inst.y, hyper["C"], ans["alpha"], ans["b"], eps=eps)
+        return kkt.box_dual_residuals(name, K, inst.y, hyper["C"], ans["alpha"], ans["b"], eps=eps,
+                                      weights=_weights(name, inst))
     return residuals
 
 
@@ -262,13 +272,15 @@ def _box_dual_reference(name: str) -> Callable:
     (:func:`kkt.primal_b_interval`: an interval where ``b`` is not unique), its residuals at that ``b``."""
     def point(F, inst, ans):
         C = inst.hyper["C"]
-        sol, warns = R.solve(F.get(name).dual(inst.K, inst.y, C=C))
+        v = _weights(name, inst)
+        sol, warns = R.solve(F.get(name).dual(inst.K, inst.y, C=C, **({} if v is None else {"v": v})))
         alpha = np.asarray(sol.values["alpha"], dtype=float)
         spec = kkt.BOX_DUALS[name]
-        r = kkt.box_dual_residuals(name, inst.K, inst.y, C, alpha, None, eps=R.REF_EPS)
-        lo, hi = kkt.primal_b_interval(spec.loss, inst.y - inst.K @ r.coef, inst.y)
+        r = kkt.box_dual_residuals(name, inst.K, inst.y, C, alpha, None, eps=R.REF_EPS, weights=v)
+        lo, hi = kkt.primal_b_interval(spec.loss, inst.y - inst.K @ r.coef, inst.y, weights=v)
         b = _middle(lo, hi, r.b)
-        r = kkt.box_dual_residuals(name, inst.K, inst.y, C, alpha, b, eps=R.REF_EPS, own_error=True)  # at its best b
+        r = kkt.box_dual_residuals(name, inst.K, inst.y, C, alpha, b, eps=R.REF_EPS, own_error=True,  # at its best b
+                                   weights=v)
         return R.Point(sol, float(sol.objective), r.coef, b, _point(lo, hi, inst.N), warns, r, lo, hi)
     return point
 
@@ -514,6 +526,30 @@ def _kernel_probe(shifted: bool) -> Callable:
     return probe
 
 
+def _weighted_kernel_probe(inst, ans) -> Iterator:
+    """The weighted modified kernel ``K + diag(1/(C v_i))`` confused with ``K``."""
+    N, C = inst.N, inst.hyper["C"]
+    if N > MAX_N_KERNEL_PROBE:
+        return
+    yield ({"K": inst.K - np.diag(1.0 / (C * data.weights_of(inst)))},
+           "solves the problem for the kernel K instead of K + diag(1/(C v_i)) (the diagonal of the weighted "
+           "modified kernel was left out)")
+
+
+def _weights_probe(inst, ans) -> Iterator:
+    """The weights ignored, inverted, square-rooted or squared (the usual slips with per-pattern weights)."""
+    v = data.weights_of(inst)
+    for v2, how in ((np.ones_like(v), "the weights ignored (every v_i = 1): the unweighted LS-SVM"),
+                    (1.0 / v, "the weights inverted: C / v_i instead of C v_i"),
+                    (np.sqrt(v), "sqrt(v_i) instead of v_i (the weights taken as factors of the errors e_i, whose "
+                                 "squares the loss weighs)"),
+                    (v * v, "v_i^2 instead of v_i (the weights applied twice)")):
+        if np.array_equal(v2, v):
+            continue
+        yield ({"weights": v2}, f"solves the problem with {how} (verify passes the weights by keyword: "
+                                "f(K, y, C, v=v))")
+
+
 def _average_margin_b(tube: bool) -> Callable:
     """The bias of a common slip (:attr:`Spec.average_b`): the average of ``y_i - W.Phi(x_i)`` (epsilon-SVR:
     ``y_i - W.Phi(x_i) - epsilon sign(alpha_i)``) over every support vector (``|alpha_i| > 1e-8 C``), bounded ones
@@ -706,6 +742,8 @@ def _certificate_bounds(strong: str | None) -> Callable:
       ``(Phi(x_i), 1)``, so ``||w - w*|| <= sqrt(2 G)``, ``|f(x_i) - f*(x_i)| <= sqrt(2 G / C)``,
       ``|b - b*| <= sqrt(2 G) (sqrt(kappa) + 1/sqrt(C))`` and ``|f(x) - f*(x)| <= sqrt(2 G) (2 sqrt(kappa) + 1/sqrt(C))``
       at every point, ``kappa = max k(x, x)`` over the training and held-out points;
+    * ``strong="wls"`` (the weighted LS-SVM): as ``"ls"`` with ``C min_i v_i`` for ``C`` (pattern ``i``'s curvature
+      is ``C v_i``);
     * ``strong="rls"`` (001 eq. (7)): ``J`` is ``2 gamma``-strongly convex in ``f`` in the RKHS norm, so
       ``|f(x) - f*(x)| <= sqrt(kappa G / gamma)``;
     * otherwise (L1-SVM, L2-SVM, Least 1-Norm, epsilon-SVR) ``W`` is bounded (``sqrt(2 G kappa)``) but ``b`` need
@@ -726,8 +764,8 @@ def _certificate_bounds(strong: str | None) -> Callable:
             return out
         kappa = float(max(np.max(_kernel_diagonal(inst.X, inst)), np.max(_kernel_diagonal(inst.X_test, inst),
                                                                           initial=0.0)))
-        if strong == "ls":
-            C = float(inst.hyper["C"])
+        if strong in ("ls", "wls"):
+            C = float(inst.hyper["C"]) * (float(np.min(data.weights_of(inst))) if strong == "wls" else 1.0)
             out["decision_gap"] = np.sqrt(2 * G) * (2 * np.sqrt(kappa) + 1 / np.sqrt(C)) / r.unit + r.floor
             out["b_gap"] = np.sqrt(2 * G) * (np.sqrt(kappa) + 1 / np.sqrt(C)) / r.unit + r.floor
         elif strong == "rls":
@@ -746,6 +784,14 @@ def _classification_suite(which, n):
 
 def _regression_suite(which, n):
     return data.kernel_instances(which, True, n)
+
+
+def _weighted_classification_suite(which, n):
+    return data.weighted_instances(which, False, n)
+
+
+def _weighted_regression_suite(which, n):
+    return data.weighted_instances(which, True, n)
 
 
 def _box_dual(name: str, *, absolute: bool = False, saturating: bool = False, swap=None) -> Spec:
@@ -799,6 +845,38 @@ def _regularised_bias(name: str, loss: str) -> Spec:
                       "bias feature's weight v in the penalty (w = X'(y alpha), b = B^2 y'alpha)"),
         equality_words="(no equality: b is fixed by alpha)",
         stationarity_words="stationarity",
+    )
+
+
+def _weighted_ls_svm(regression: bool) -> Spec:
+    """The weighted LS-SVM (Suykens, De Brabanter, Lukas & Vandewalle, Neurocomputing 2002): the LS-SVM's entry with
+    ``C v_i`` for pattern ``i``; the instances carry the weights (:func:`data.weighted_instances`)."""
+    name = "weighted_ls_svm_regression" if regression else "weighted_ls_svm"
+    other = "weighted_ls_svm" if regression else "weighted_ls_svm_regression"
+    return Spec(
+        name=name,
+        kind="weighted_regression" if regression else "weighted",
+        call="f(K, y, C, v=v, **options)",
+        arguments=_kernel_C_v,
+        n_args=3,
+        parse=answers.alpha_b,
+        residuals=_box_residuals(name),
+        reference=_box_dual_reference(name),
+        held_out=_kernel_rows,
+        suite=_weighted_regression_suite if regression else _weighted_classification_suite,
+        classification=not regression,
+        data_hyper=_hyper_C,
+        transforms=_regression_transforms if regression else _classifier_transforms(False),
+        probes=(_weights_probe, _C_probe(None), _weighted_kernel_probe),
+        swap=(other, "alpha is in the " + ("classification convention: return y * alpha" if regression
+                                           else "regression convention (alpha_i y_i): return y * alpha")),
+        instance_keywords=("v",),
+        equality_words="sum(alpha) != 0" if regression else "y'alpha != 0",
+        certificate=_certificate_bounds("wls"),
+        answer_words=("alpha (length N) and b: f(x) = sum_i alpha_i k(x_i, x) + b (004's convention); the instance's "
+                      "weights v (length N) are passed by keyword" if regression else
+                      "alpha (length N) and b: f(x) = sum_i alpha_i y_i k(x_i, x) + b; the instance's weights v "
+                      "(length N) are passed by keyword"),
     )
 
 
@@ -925,21 +1003,12 @@ _SPECS = (
     ),
     _regularised_bias("l1_svm_regularised_bias", "hinge"),
     _regularised_bias("l2_svm_regularised_bias", "squared_hinge"),
+    _weighted_ls_svm(False),
+    _weighted_ls_svm(True),
 )
 
 #: The formulations verify knows, by name (the order of ``svmref verify --formulation``'s list).
 SPECS: dict[str, Spec] = {s.name: s for s in _SPECS}
-
-
-#: The formulations of :mod:`svmref.formulations` that verify cannot judge yet, each with the reason (what
-#: ``svmref verify --formulation NAME`` answers); every other formulation has its entry in :data:`SPECS`.
-WITHOUT_SPEC: dict[str, str] = {
-    name: (f"verify has no entry for the weighted LS-SVM yet: its per-pattern weights v are data of the problem, "
-           f"which verify's instances do not carry; hold a solver to F.get({name!r}).dual(K, y, C=..., v=...) solved "
-           f"by svmref.formulations.solve, or, for weights v_i <= 1, to the LS-SVM on K + diag(1/(C v_i)) - I/C, "
-           f"the same dual (svmref verify --formulation {name.replace('weighted_', '')})")
-    for name in ("weighted_ls_svm", "weighted_ls_svm_regression")
-}
 
 
 def names() -> list[str]:
@@ -949,8 +1018,6 @@ def names() -> list[str]:
 
 def get(formulation: str) -> Spec:
     """The entry of ``formulation``; ``ValueError`` naming the known ones otherwise."""
-    if isinstance(formulation, str) and formulation in WITHOUT_SPEC:
-        raise ValueError(WITHOUT_SPEC[formulation])
     try:
         return SPECS[formulation]
     except (KeyError, TypeError):

@@ -44,8 +44,9 @@ class Case(Instance):
         what its ``@example`` patches write)."""
         return (f"Case(name={self.name!r}, X={_array(self.X)}, y={_array(self.y)}, X_test={_array(self.X_test)}, "
                 f"kernel={self.kernel!r}, kernel_params={self.kernel_params!r}, hyper={self.hyper!r}, "
-                f"unique={self.unique!r}, description={self.description!r}, formulation={self.formulation!r}, "
-                f"regime={self.regime!r})")
+                f"unique={self.unique!r}, description={self.description!r}, "
+                + ("" if self.weights is None else f"weights={_array(self.weights)}, ")
+                + f"formulation={self.formulation!r}, regime={self.regime!r})")
 
     def _repr_pretty_(self, printer, cycle) -> None:
         """hypothesis' (and IPython's) pretty printer: the same one line as :meth:`__repr__`."""
@@ -63,14 +64,14 @@ def hyper_keys(formulation: str) -> tuple[str, ...]:
     return tuple(_spec(formulation).data_hyper(1.0, 0.5, 0.1, 10))
 
 
-def content_name(prefix: str, X, y, X_test, kernel: str, kernel_params: dict, hyper: dict) -> str:
-    """``prefix-<8 hex digits>``: the digits are a hash of the data, kernel and hyperparameters.
+def content_name(prefix: str, X, y, X_test, kernel: str, kernel_params: dict, hyper: dict, weights=None) -> str:
+    """``prefix-<8 hex digits>``: the digits are a hash of the data, kernel, hyperparameters and weights.
 
     verify caches a reference per instance name, kernel, hyperparameters and size; two generated instances
     that differ only in their data must therefore differ in name, and do.
     """
     h = hashlib.sha1()
-    for a in (X, y, X_test):
+    for a in (X, y, X_test) + (() if weights is None else (weights,)):
         a = np.ascontiguousarray(a, dtype=np.float64)
         h.update(repr(a.shape).encode())
         h.update(a.tobytes())
@@ -120,6 +121,8 @@ def save_instance(instance: Instance, path, formulation: str | None = None) -> P
            "hyper": {k: float(v) for k, v in instance.hyper.items()}, "unique": bool(instance.unique),
            "X": np.asarray(instance.X, dtype=float).tolist(), "y": np.asarray(instance.y, dtype=float).tolist(),
            "X_test": np.asarray(instance.X_test, dtype=float).tolist()}
+    if instance.weights is not None:
+        doc["weights"] = np.asarray(instance.weights, dtype=float).tolist()
     path.write_text(_json(doc), encoding="utf-8")
     return path
 
@@ -177,5 +180,10 @@ def load_instance(path) -> Case:
     if X.shape[0] != y.shape[0] or X.shape[1] != X_test.shape[1]:
         raise ValueError(f"{path}: X is {X.shape}, y {y.shape} and X_test {X_test.shape}: y must have one value per "
                          f"row of X and X_test the columns of X")
+    v = None
+    if doc.get("weights") is not None:
+        v = _matrix(doc, "weights", path, 1)
+        if v.shape != y.shape or not np.all(v > 0):
+            raise ValueError(f"{path}: weights must be N = {y.shape[0]} positive numbers; got shape {v.shape}")
     return Case(doc["name"], X, y, X_test, doc["kernel"], dict(doc["kernel_params"]), dict(doc["hyper"]), doc["unique"],
-                doc["description"], formulation=doc["formulation"], regime=doc["regime"])
+                doc["description"], weights=v, formulation=doc["formulation"], regime=doc["regime"])

@@ -57,7 +57,7 @@ REGRESSION_REGIMES = ("generic", "outliers", "duplicates", "identical")
 #: end nearest 1); ``linear`` shrinks to the lower end.
 RANGES = {"C": ((1e-4, 1e6), "log"), "gamma": ((1e-8, 1e4), "log"), "sigma": ((1e-3, 1e3), "log"),
           "poly_c": ((0.1, 10.0), "log"), "mu": ((0.0, 0.99), "linear"), "epsilon": ((0.0, 1.0), "linear"),
-          "bias_scale": ((0.0, 100.0), "linear")}
+          "bias_scale": ((0.0, 100.0), "linear"), "weights": ((1e-3, 10.0), "log")}
 #: Where a number is drawn from: its whole range first (what a counterexample shrinks to), then its ends.
 ENDS = ("whole", "low", "high")
 #: The part of a range (on its scale) that counts as one end.
@@ -82,6 +82,7 @@ class _Config:
     kernels: tuple
     regimes: tuple
     ranges: dict
+    weighted: bool = False
 
 
 def _int(value, name: str, low: int) -> int:
@@ -123,7 +124,7 @@ def _config(formulation, min_n, max_n, max_d, kernels, regimes, ranges) -> _Conf
     regimes = allowed if regimes is None else _subset(regimes, "regimes", allowed)
     rng = {k: _range(v, k, RANGES[k][1]) for k, v in ranges.items()}
     return _Config(formulation, spec.classification, spec.on_features, hyper_keys(formulation), min_n, max_n, max_d,
-                   _subset(kernels, "kernels", KERNELS), regimes, rng)
+                   _subset(kernels, "kernels", KERNELS), regimes, rng, "v" in spec.instance_keywords)
 
 
 # ----------------------------------------------------------------------------------------------- numbers
@@ -260,18 +261,21 @@ def _case(draw, cfg: _Config) -> Case:
     kernel, kp = _kernel(draw, cfg)
     hyper = {k: draw(_number(k, cfg.ranges[k])) for k in cfg.hyper}
     X_test = _held_out(X)
-    name = content_name(f"{cfg.formulation}-{regime}-{kernel}-N{n}", X, y, X_test, kernel, kp, hyper)
+    wts = np.array([draw(_number("weights", cfg.ranges["weights"])) for _ in range(n)]) if cfg.weighted else None
+    name = content_name(f"{cfg.formulation}-{regime}-{kernel}-N{n}", X, y, X_test, kernel, kp, hyper, wts)
     unique = np.unique(X, axis=0).shape[0] == n
     setting = ", ".join(f"{k} = {v:g}" for k, v in {**kp, **hyper}.items())
+    if wts is not None:
+        setting += f", weights in [{wts.min():.3g}, {wts.max():.3g}]"
     return Case(name, X, y, X_test, kernel, kp, hyper, unique,
                 f"drawn by svmref.testing.strategies ({regime}): N = {n}, d = {d}, {kernel} kernel, {setting}",
-                formulation=cfg.formulation, regime=regime)
+                weights=wts, formulation=cfg.formulation, regime=regime)
 
 
 def instances(formulation: str, *, min_n: int = 2, max_n: int = 30, max_d: int | None = None, kernels=KERNELS,
               regimes=None, C=RANGES["C"][0], gamma=RANGES["gamma"][0], sigma=RANGES["sigma"][0],
               poly_c=RANGES["poly_c"][0], mu=RANGES["mu"][0], epsilon=RANGES["epsilon"][0],
-              bias_scale=RANGES["bias_scale"][0]):
+              bias_scale=RANGES["bias_scale"][0], weights=RANGES["weights"][0]):
     """A hypothesis strategy of :class:`svmref.testing.Case` for ``formulation``, hard regimes included.
 
     Parameters
@@ -288,8 +292,9 @@ def instances(formulation: str, *, min_n: int = 2, max_n: int = 30, max_d: int |
         A selection of :data:`KERNELS`.
     regimes : sequence of str, optional
         A selection of :data:`CLASSIFICATION_REGIMES` or :data:`REGRESSION_REGIMES` (default: all of them).
-    C, gamma, sigma, poly_c, mu, epsilon, bias_scale : (low, high)
+    C, gamma, sigma, poly_c, mu, epsilon, bias_scale, weights : (low, high)
         The range of each number drawn (defaults :data:`RANGES`); those the formulation does not take are not drawn.
+        ``weights``: each pattern's weight ``v_i`` of the weighted LS-SVM, drawn one by one.
         ``poly_c`` is the ``c`` of the polynomial kernel ``(1 + x'z / c)^d`` (:func:`svmref.kernels.polynomial_kernel`),
         whose degree is 2 or 3.
 
@@ -300,5 +305,5 @@ def instances(formulation: str, *, min_n: int = 2, max_n: int = 30, max_d: int |
         content (so that verify's per-instance reference cache never confuses two of them).
     """
     ranges = {"C": C, "gamma": gamma, "sigma": sigma, "poly_c": poly_c, "mu": mu, "epsilon": epsilon,
-              "bias_scale": bias_scale}
+              "bias_scale": bias_scale, "weights": weights}
     return _case(_config(formulation, min_n, max_n, max_d, kernels, regimes, ranges))
