@@ -46,4 +46,5 @@ REGISTRY: dict[str, str] = {
     "svmref.solvers.smo:svr": "svr",
     "svmref.solvers.robust:weighted_ls_svm_classification": "weighted_ls_svm",
     "svmref.solvers.robust:weighted_ls_svm_regression": "weighted_ls_svm_regression",
+    "svmref.solvers.fixed_size:fixed_size_primal": "fixed_size_ls_svm",
 }

@@ -57,7 +57,7 @@ from svmref.kernels import kernel_matrix
 
 from ._result import certified, relative_gap, warn_suboptimal
 
-__all__ = ["renyi_entropy", "select_prototypes", "NystromMap", "FixedSizeResult", "fixed_size_ls_svm",
+__all__ = ["renyi_entropy", "select_prototypes", "NystromMap", "FixedSizeResult", "fixed_size_ls_svm", "fixed_size_primal",
            "DEFAULT_BLOCK_BYTES"]
 
 _U = 2.0 ** -53
@@ -359,6 +359,11 @@ def fixed_size_ls_svm(X, y, C: float, *, sigma: float, n_prototypes: int | None 
         with _progress(-(-n // block), progress, f"{n} rows in {-(-n // block)} block(s) of {block}, {M} prototypes "
                        f"(rank {fmap.rank})") as bar:
             sums, n_blocks = _stream_local(X, y, fmap, k0, y0, block, bar)
+    return _finish(sums, fmap, k0, y0, C, gap_tol, n, n_blocks, M, t0)
+
+
+def _finish(sums, fmap, k0, y0, C, gap_tol, n, n_blocks, M, t0) -> FixedSizeResult:
+    """The solve of the accumulated sums, its certified bound and label (module docstring, "The label")."""
     w, b, obj, rnorm, sse, cond, clipped = _solve(sums, fmap, k0, y0, C)
     gap = 0.5 * C * C * rnorm * rnorm
     floor = (fmap.rank + 8) * _U * (0.5 * float(w @ w) + 0.5 * C * (abs(float(_unpack(sums)[4])) + 2.0 * sse)) \
@@ -378,4 +383,49 @@ def fixed_size_ls_svm(X, y, C: float, *, sigma: float, n_prototypes: int | None 
                            info={"accumulation_rounding": (n / n_blocks + n_blocks) * _U,
                                  "residual_norm": rnorm, "condition": cond, "clipped_eigenvalue": clipped,
                                  "rank": fmap.rank, "M": M})
+
+
+class _Identity:
+    """The map of given features: ``phi(x) = x`` (``T = I``), for :func:`fixed_size_primal`."""
+
+    prototypes = None
+    sigma = None
+
+    def __init__(self, d: int):
+        self.T = np.eye(d)
+
+    @property
+    def rank(self) -> int:
+        return self.T.shape[0]
+
+    def kernel(self, X) -> np.ndarray:
+        return check_X(X, "X")
+
+    def transform(self, X) -> np.ndarray:
+        return check_X(X, "X")
+
+
+def fixed_size_primal(X, y, C: float, *, block_size: int | None = None, gap_tol: float = 1e-8,
+                      progress=None) -> FixedSizeResult:
+    """The fixed-size LS-SVM's primal on given features: ridge with a free bias, ``min 1/2 w'w + C/2 sum_i e_i^2``,
+    ``e = y - X w - b`` (004 eq. (1) with ``Phi(x) = x``), by the blockwise accumulation and solve of
+    :func:`fixed_size_ls_svm` (module docstring, step 3) with the identity map, so that verify can hold that step
+    alone to its model (``svmref verify svmref.solvers.fixed_size:fixed_size_primal -f fixed_size_ls_svm``).
+
+    ``X`` is ``n x d`` (the features; a NumPy array, streamed in blocks of ``block_size`` rows); returns a
+    :class:`FixedSizeResult` with ``w`` (length d), ``b`` and ``beta = w``; ``M`` in its ``info`` is ``d``.
+    """
+    t0 = time.perf_counter()
+    C = check_positive(C, "C")
+    gap_tol = check_positive(gap_tol, "gap_tol")
+    X = check_X(X, "X")
+    n, d = X.shape
+    y = check_targets(y, n)
+    fmap = _Identity(d)
+    block = _check_block(block_size, d)
+    k0 = X[:block].mean(axis=0)  # the shift: the first block's mean row
+    y0 = float(np.mean(y))
+    with _progress(-(-n // block), progress, f"{n} rows in {-(-n // block)} block(s) of {block}, {d} features") as bar:
+        sums, n_blocks = _stream_local(X, y, fmap, k0, y0, block, bar)
+    return _finish(sums, fmap, k0, y0, C, gap_tol, n, n_blocks, d, t0)
 

@@ -457,7 +457,6 @@ def test_a_weighted_ls_svm_slip_is_named(formulation, slip, words):
     """Each usual slip with per-pattern weights, made in an independent solve of the weighted system, is named; the
     right weights pass."""
     inst = _quick("q-rbf-30", formulation)
-    v = verify.data.weights_of(inst)
     classification = formulation == "weighted_ls_svm"
 
     def solver(K, y, C, v):

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import numpy as np
 
 __all__ = ["BadAnswer", "DifferentProblem", "PlainAnswer", "ATTRIBUTES", "alpha_b", "coefficients", "features",
-           "linear_primal", "get", "attribute_names"]
+           "linear_primal", "ridge", "get", "attribute_names"]
 
 #: The attributes the readers below look for (and ``status``, which the report notes): what the worker
 #: process sends back of an answer that cannot be pickled.
@@ -247,6 +247,12 @@ def _dual_and_or_primal(out, inst, dual: str, primal: str, who: str) -> dict:
 def features(out, inst) -> dict:
     """``{"lam", "a", "b"}``: the support features machine's dual ``lam`` and/or primal ``a`` with ``b``."""
     return _dual_and_or_primal(out, inst, "lam", "a", "a support features solver")
+
+
+def ridge(out, inst) -> dict:
+    """``{"alpha", "w", "b"}``: the dual ``alpha`` and/or the primal ``w`` with ``b`` of the fixed-size LS-SVM's primal
+    (ridge with a free bias) on the features ``X``."""
+    return _dual_and_or_primal(out, inst, "alpha", "w", "a solver of the fixed-size LS-SVM's primal")
 
 
 def linear_primal(out, inst) -> dict:

@@ -21,7 +21,7 @@ from svmref.kernels import kernel_matrix
 
 __all__ = ["Instance", "SUITES", "kernel_instances", "rls_instances", "feature_instances", "svr_instances",
            "weighted_instances", "default_weights", "weights_of", "SVR_EPSILON", "SVR_EPSILONS", "load_csv",
-           "scale_columns", "check_targets", "c_only", "rls_gamma"]
+           "scale_columns", "check_targets", "c_only", "rls_gamma", "fixed_size_instances", "nystrom_features"]
 
 SUITES = ("quick", "standard", "adversarial", "real")
 
@@ -415,6 +415,77 @@ def weighted_instances(which: str, regression: bool, n_train: int | None = None)
         out.append(_with_weights(Instance("a-weights-1e-8", base.X, base.y, base.X_test, base.kernel,
                                           dict(base.kernel_params), dict(base.hyper), True, base.description),
                                  v, "every fifth weight 1e-8, the others 1"))
+    return out
+
+
+# ------------------------------------------------------------------------------ the fixed-size LS-SVM's primal
+
+
+def nystrom_features(X, X_test, n_prototypes: int, sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    """The Nystrom features of the RBF kernel on the first ``n_prototypes`` rows of ``X`` (the fixed-size LS-SVM's,
+    004 §1 and its reference [7]): ``phi(x) = k(x, P) U diag(lam)^(-1/2)`` over the eigenpairs of ``K_PP`` above
+    ``M u lam_max``, whose inner products are ``k(x, P) K_PP^+ k(P, z)``; for ``X`` and ``X_test``. Written here
+    again (verify never imports the solvers)."""
+    P = X[:n_prototypes]
+    lam, U = np.linalg.eigh(kernel_matrix(P, None, kernel="rbf", sigma=sigma))
+    keep = lam > P.shape[0] * np.finfo(float).eps * max(float(lam[-1]), 0.0)
+    T = U[:, keep] / np.sqrt(lam[keep])
+    return (kernel_matrix(X, P, kernel="rbf", sigma=sigma) @ T,
+            kernel_matrix(X_test, P, kernel="rbf", sigma=sigma) @ T)
+
+
+def _fixed_size_suite(which: str, add: Callable, n: int | None) -> None:
+    def nys(seed, N, d, M, sigma):
+        X, y, Xte = _regress(seed, n or N, d)
+        return (*nystrom_features(X, Xte, M, sigma), y)
+
+    if which == "quick":
+        add("q-nystrom-30", *nys(81, 30, 2, 8, 1.0), 10.0, "Nystrom features of 8 prototypes, RBF sigma = 1")
+        X, y, Xte = _regress(82, n or 20, 2)
+        add("q-raw-20", X, Xte, y, 1.0, "the raw features (linear kernel)")
+        add("q-nystrom-60", *nys(83, 60, 3, 20, 2.0), 0.1, "Nystrom features of 20 prototypes, RBF sigma = 2")
+    elif which == "standard":
+        add("s-nystrom-300", *nys(91, 300, 2, 30, 1.0), 10.0, "30 prototypes")
+        add("s-nystrom-2000", *nys(92, 2000, 5, 60, 2.0), 100.0, "60 prototypes")
+        X, y, Xte = _regress(93, n or 500, 20)
+        add("s-raw-500x20", X, Xte, y, 1.0, "the raw features (linear kernel)")
+    elif which == "adversarial":
+        add("a-C-1e-4", *nys(101, 40, 2, 10, 1.0), 1e-4, "tiny C: w near 0, b the mean")
+        add("a-C-1e4", *nys(102, 40, 2, 10, 1.0), 1e4, "huge C")
+        add("a-sigma-to-0", *nys(103, 40, 2, 10, 1e-3), 1.0, "sigma -> 0: each prototype its own indicator feature")
+        add("a-sigma-to-inf", *nys(104, 40, 2, 10, 1e3), 1.0, "sigma -> inf: K_PP = 11' up to 1e-6, rank 1 or 2")
+        Z, Zte, y = nys(105, 40, 2, 6, 1.0)
+        add("a-duplicate-columns", np.hstack([Z, Z[:, :3]]), np.hstack([Zte, Zte[:, :3]]), y, 1.0,
+            "three features repeated: X'X singular")
+        Z, Zte, y = nys(106, 40, 2, 6, 1.0)
+        add("a-offset-1e3", Z + 1e3, Zte + 1e3, y, 1.0, "features offset by 1e3: centring cancels 6 digits")
+        X, y, Xte = _regress(107, 16, 2)
+        add("a-identical-rows", np.tile(X[:1], (16, 1)), Xte, y, 1.0, "16 copies of one pattern, 16 targets")
+    elif which == "real":
+        for k, (name, M) in enumerate((("mcycle", 20), ("synth.tr", 30))):
+            X, y = load_dataset(name, scale="standard")
+            if name == "mcycle":
+                y = y / float(np.std(y))
+            perm = np.random.default_rng(300 + k).permutation(X.shape[0])
+            tr, te = perm[:min(120, int(0.66 * X.shape[0]))], perm[min(120, int(0.66 * X.shape[0])):][:60]
+            Z, Zte = nystrom_features(X[tr], X[te], M, 0.5 if name == "mcycle" else 1.0)
+            add(f"r-{name}", Z, Zte, y[tr], 1.0, f"{name}: {tr.size} patterns, Nystrom features of {M} prototypes")
+    else:
+        raise ValueError(f"suite must be one of {list(SUITES)}; got {which!r}")
+
+
+def fixed_size_instances(which: str, n_train: int | None = None) -> list[Instance]:
+    """The instances of suite ``which`` for the fixed-size LS-SVM's primal (ridge with a free bias on features):
+    Nystrom features (:func:`nystrom_features`) of regression data, raw features, and the hard cases (tiny and huge
+    C, sigma -> 0 and inf, repeated columns, features offset by 1e3, identical rows); hyperparameter ``C``."""
+    out: list[Instance] = []
+
+    def add(name, Z, Zte, y, C, desc=""):
+        if n_train is not None:
+            name = f"{name}@{n_train}"
+        out.append(Instance(name, Z, y, Zte, "linear", {}, {"C": C}, True, desc))
+
+    _fixed_size_suite(which, add, n_train)
     return out
 
 

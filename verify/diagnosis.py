@@ -431,11 +431,12 @@ def _added_diagonal(spec, inst, ans, r, values, tol, tols, failing) -> str:
 def other_problem(spec, inst, ans: dict, r, values: dict, tol: float, tols: dict, failing: set | None = None) -> str:
     """"solves ... instead" when the answer satisfies every KKT condition of another problem (empty when none):
     a bias left out or regularised, K in float32, the entry's ``causes`` (RLS's other penalty), the entry's
-    ``probes`` (another C, gamma, epsilon; ``K + I/C`` either way; not for a near miss, every failed residual within
-    100 x its tolerance: an answer optimal for C with every alpha_i below some C' < C is also optimal for C', so a
-    slightly inaccurate answer often "fits" a smaller C better than its own), then a diagonal added to K."""
+    ``probes`` (another C, gamma, epsilon; ``K + I/C`` either way; for a near miss, every failed residual within
+    100 x its tolerance, only a neighbour whose conditions hold within tol / 100: an answer optimal for C with every
+    alpha_i below some C' < C is also optimal for C', so a slightly inaccurate answer often "fits" a smaller C about
+    as well as its own), then a diagonal added to K."""
     failing = bad(values, tols) if failing is None else failing
-    if not (failing and spec.advice) or not isinstance(inst.K, np.ndarray):
+    if not (failing and spec.advice) or (not spec.on_features and not isinstance(inst.K, np.ndarray)):
         return ""  # (a blockwise kernel, at N beyond the reference's reach: each probe would be another pass)
     for probe in (_no_or_regularised_bias, _float32) + tuple(spec.causes):
         words = probe(spec, inst, ans, r, values, tol, tols, failing)
@@ -447,12 +448,14 @@ def other_problem(spec, inst, ans: dict, r, values: dict, tol: float, tols: dict
         return ""  # its own KKT conditions hold: it solves this problem to tol, so no neighbour is "instead"
     near_miss = all(math.isfinite(values.get(k, float("nan"))) and values[k] <= 100.0 * tols[k]
                     for k in failing if k in tols)
-    if near_miss:
-        return ""
+    # a near miss names a neighbour only where it meets that problem's conditions a hundred times better than tol
+    strict = {k: t / 100.0 for k, t in tols.items()} if near_miss else tols
     for probe in spec.probes:
         for change, message in probe(inst, ans):
-            if _solves(spec, inst, ans, tol, tols, **change) is not None:
+            if _solves(spec, inst, ans, tol, strict, **change) is not None:
                 return message
+    if near_miss:
+        return ""
     return _added_diagonal(spec, inst, ans, r, values, tol, tols, failing)
 
 

@@ -156,7 +156,7 @@ def evaluate(spec, inst, ans: dict, ref, eps: float, *, K=None, hyper=None, weig
     if weights is not None:
         inst = dataclasses.replace(inst, weights=np.asarray(weights, dtype=float))
     h = dict(inst.hyper if hyper is None else hyper)
-    Km = inst.K if K is None else K
+    Km = K if K is not None else None if spec.on_features else inst.K  # (features: no N x N kernel is made)
     with np.errstate(all="ignore"):
         r = spec.residuals(Km, inst, h, ans, eps)
     for k in r.where:  # an applicable residual that came out NaN could not be computed (overflow): inf

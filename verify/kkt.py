@@ -60,6 +60,7 @@ __all__ = [
     "b_interval",
     "svr_residuals",
     "regularised_bias_residuals",
+    "ridge_residuals",
 ]
 
 #: The residual names, in the order the report prints them.
@@ -1329,3 +1330,94 @@ def _regularised_bias_dual(X, y, C, B, alpha, w_a, b_a, sq, vals, where) -> floa
     vals["complementarity"] = float(np.max(comp, initial=0.0)) / max(scale, 1.0)
     reg = 0.5 * float(w_a @ w_a) + 0.5 * (B * float(y @ alpha)) ** 2  # 1/2 b^2 / B^2 with b = B^2 y'alpha
     return reg - float(np.sum(alpha)) + (0.5 * float(alpha @ alpha) / C if sq else 0.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# The fixed-size LS-SVM's primal: ridge with a free bias on explicit features (004 eq. (1) with Phi = X)
+# ---------------------------------------------------------------------------------------------
+
+
+def _ridge_dual(X, y, C, alpha) -> tuple[float, np.ndarray]:
+    """``D(alpha) = 1/2 ||X'alpha||^2 + ||alpha||^2 / (2C) - y'alpha`` (the LS-SVM regression dual of 004 eq. (2) on
+    ``K = X X'``, minimised) and ``X'alpha``."""
+    w_a = X.T @ alpha
+    return 0.5 * float(w_a @ w_a) + 0.5 * float(alpha @ alpha) / C - float(y @ alpha), w_a
+
+
+def _ridge_margins(X, y, C, alpha, w_a, b, unit, vals, where) -> None:
+    """A dual answer's equality ``1'alpha = 0`` and margin equations ``f(x_i) + alpha_i / C = y_i`` (004 system (2))."""
+    eq = float(np.sum(alpha))
+    vals["equality"] = _rel(eq, float(np.sum(np.abs(alpha)))) if np.any(alpha) else 0.0
+    where["equality"] = f"sum_i alpha_i = {eq:.3g}, not 0 (sum_i |alpha_i| = {np.sum(np.abs(alpha)):.3g})"
+    s = X @ w_a + b + alpha / C - y
+    f_scale = _terms_scale(np.abs(X) @ np.abs(w_a) + abs(b) + np.abs(alpha) / C + np.abs(y))
+    i = int(np.argmax(np.abs(s))) if s.size else 0
+    vals["primal_feasibility"] = float(abs(s[i])) / f_scale if s.size else 0.0
+    vals["kkt_absolute"] = float(abs(s[i])) / unit if s.size else 0.0
+    where["primal_feasibility"] = where["kkt_absolute"] = (
+        f"pattern {i}: f(x_i) + alpha_i/C - y_i = {s[i]:.3g} with f = X X'alpha + b (004 system (2) requires 0)"
+        if s.size else "")
+
+
+def ridge_residuals(X, y, C, alpha=None, w=None, b=None) -> Residuals:
+    r"""Residuals of the fixed-size LS-SVM's primal, ridge regression with a free bias on the features ``X`` (004 eq.
+    (1) with ``Phi(x) = x``: ``P(w, b) = 1/2 ||w||^2 + C/2 sum_i e_i^2``, ``e = y - X w - b``), at a primal answer
+    ``(w, b)``, a dual answer ``alpha`` (``w = X'alpha``), or both.
+
+    * dual, minimised: ``D(alpha) = 1/2 ||X'alpha||^2 + ||alpha||^2 / (2C) - y'alpha`` s.t. ``1'alpha = 0`` (004 eq.
+      (2) on ``K = X X'``); ``p* = -D*``;
+    * ``stationarity``: the primal gradient ``(w - C X'e, -C 1'e)``, each part relative to the size of its terms
+      (``max(||w||_inf, C ||X'||e|| ||_inf)``, ``C sum_i |e_i|``); where ``alpha`` and ``w`` are both given, also
+      ``||w - X'alpha||_inf`` relative to ``||X'alpha||_inf``;
+    * ``equality``, ``primal_feasibility``, ``kkt_absolute``: a dual answer's ``1'alpha = 0`` and margin equations
+      ``f(x_i) + alpha_i / C - y_i = 0`` (relative to their terms; absolute in units of ``max|y|``); ``nan`` for a
+      primal answer alone, whose dual point is ``alpha = C (e - mean(e))``, feasible by construction;
+    * ``duality_gap = (P + D) / max(|P|, |D|, mag)``: weak duality bounds ``P(w, b) - p*`` by ``P + D`` at any
+      feasible ``alpha`` (the certificate of :func:`svmref.verify.check` with ``certificate=True``, at any N: every
+      quantity here costs ``O(N d)``, never the ``N x N`` kernel).
+
+    The objective is ``P(w, b)`` for a primal answer and ``-D(alpha)`` for a dual one alone (``p*`` at the optimum).
+    """
+    X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
+    if alpha is None and (w is None or b is None):
+        raise ValueError("the answer has neither alpha nor both w and b")
+    unit = target_scale(y)
+    vals, where, notes = _nan_values(), {}, []
+    D = float("nan")
+    derived = False
+    if alpha is not None:
+        alpha = np.asarray(alpha, dtype=float)
+        D, w_a = _ridge_dual(X, y, C, alpha)
+        if b is None:
+            b, derived = float(np.mean(y - X @ w_a - alpha / C)), True
+            notes.append("b was not given: the mean of y_i - f(x_i) - alpha_i/C, the least-squares b of 004 system (2)")
+        _ridge_margins(X, y, C, alpha, w_a, float(b), unit, vals, where)
+        if w is None:
+            notes.append("w was not given: w = X'alpha")
+            w = w_a
+        else:
+            off = float(np.max(np.abs(np.asarray(w, dtype=float) - w_a), initial=0.0))
+            vals["stationarity"] = off / max(float(np.max(np.abs(w_a), initial=0.0)), float(np.finfo(float).tiny))
+            where["stationarity"] = f"max|w - X'alpha| = {off:.3g}"
+    w, b = np.asarray(w, dtype=float), float(b)
+    e = y - X @ w - b
+    P = 0.5 * float(w @ w) + 0.5 * C * float(e @ e)
+    gw = w - C * (X.T @ e)
+    ref_w = max(float(np.max(np.abs(w), initial=0.0)), C * float(np.max(np.abs(X).T @ np.abs(e), initial=0.0)),
+                float(np.finfo(float).tiny))
+    gb = C * float(np.sum(e))
+    ref_b = max(C * float(np.sum(np.abs(e))), float(np.finfo(float).tiny))
+    stat = max(float(np.max(np.abs(gw), initial=0.0)) / ref_w, abs(gb) / ref_b)
+    if not stat <= vals["stationarity"]:  # (nan: not yet set)
+        vals["stationarity"] = stat
+        where["stationarity"] = (f"the primal gradient: max|w - C X'e| = {float(np.max(np.abs(gw), initial=0.0)):.3g} "
+                                 f"(relative to {ref_w:.3g}), |C sum_i e_i| = {abs(gb):.3g} (relative to {ref_b:.3g})")
+    a = alpha if alpha is not None else C * (e - float(np.mean(e)))
+    if alpha is None:
+        D, _ = _ridge_dual(X, y, C, a)
+    mag = 0.5 * float(w @ w) + 0.5 * C * float(e @ e) + float(np.abs(y) @ np.abs(a)) + 0.5 * float(a @ a) / C
+    vals["duality_gap"] = _rel(P + D, P, D, mag)
+    where["duality_gap"] = f"primal P = {P:.10g}, dual D = {D:.10g} (p* = -D*)"
+    f_scale = _terms_scale(np.abs(X) @ np.abs(w) + abs(b) + np.abs(y))
+    return Residuals(P if alpha is None else -D, P, vals, where, b, derived, True, w.copy(), notes, unit=unit,
+                     gap_abs=P + D, obj_scale=mag, floor=rounding(X.shape[1] + 1, f_scale) / unit)

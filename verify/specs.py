@@ -35,7 +35,11 @@ class Spec:
     Attributes
     ----------
     name : str
-        The formulation's name in :mod:`svmref.formulations`.
+        The formulation's name in :mod:`svmref.formulations`, or the entry's own name where :attr:`formulation` says
+        which model it judges against.
+    formulation : str
+        The formulation of :mod:`svmref.formulations` whose model is the ground truth, where it is not :attr:`name`
+        (``fixed_size_ls_svm``: the ``ls_svm_regression`` primal on explicit features).
     kind : str
         Its family, for the reader (``box``, ``regression``, ``rls``, ``features``, ``svr``;
         :data:`svmref.verify.instances.TASK`).
@@ -138,8 +142,14 @@ class Spec:
     answer_vector: str = "alpha"
     certificate: Callable | None = None
     causes: tuple = ()
+    formulation: str = ""
     equality_words: str = "y'alpha != 0"
     stationarity_words: str = "b-free KKT residual (maximal violating pair)"
+
+    @property
+    def model(self) -> str:
+        """The formulation whose model is this entry's ground truth (:attr:`formulation`, else :attr:`name`)."""
+        return self.formulation or self.name
 
     @property
     def box_dual(self) -> kkt.BoxDual | None:
@@ -175,6 +185,10 @@ def _kernel_gamma(inst) -> tuple[tuple, dict]:
 
 def _features_C_mu(inst) -> tuple[tuple, dict]:
     return (inst.X.copy(), inst.y.copy(), inst.hyper["C"], inst.hyper["mu"]), {}
+
+
+def _features_C(inst) -> tuple[tuple, dict]:
+    return (inst.X.copy(), inst.y.copy(), inst.hyper["C"]), {}
 
 
 def _features_C_bias(inst) -> tuple[tuple, dict]:
@@ -246,6 +260,10 @@ def _regularised_bias_residuals(loss: str) -> Callable:
         return kkt.regularised_bias_residuals(inst.X, inst.y, hyper["C"], hyper["bias_scale"], loss, ans["alpha"],
                                               ans["w"], ans["b"])
     return residuals
+
+
+def _ridge_residuals(K, inst, hyper, ans, eps):
+    return kkt.ridge_residuals(inst.X, inst.y, hyper["C"], ans["alpha"], ans["w"], ans["b"])
 
 
 def _svr_residuals(K, inst, hyper, ans, eps):
@@ -356,6 +374,37 @@ def _regularised_bias_reference(name: str, loss: str) -> Callable:
         _newton_correction(r, inst.X, inst.y, C, B, loss, alpha)
         return R.Point(sol, -float(sol.objective), r.coef, float(r.b), True, warns, r, float(r.b), float(r.b))
     return point
+
+
+def _ridge_newton(X, y, C, w, b) -> tuple[np.ndarray, float]:
+    """The exact Newton step of the quadratic primal ``P(w, b)`` at ``(w, b)``: ``H [dw; db] = -grad P`` with ``b``
+    eliminated by its own row, ``(I + C Xc'Xc) dw = -g_w + xbar g_b``, ``db = -g_b / (C N) - xbar'dw`` (``Xc`` the
+    centred features: no cancellation when the features have a large common offset)."""
+    e = y - X @ w - b
+    gw, gb = w - C * (X.T @ e), -C * float(np.sum(e))
+    xbar = X.mean(axis=0)
+    Xc = X - xbar
+    H = C * (Xc.T @ Xc)
+    H[np.diag_indices(X.shape[1])] += 1.0
+    dw = np.linalg.lstsq(H, -gw + xbar * gb, rcond=None)[0]
+    return dw, -gb / (C * X.shape[0]) - float(xbar @ dw)
+
+
+def _ridge_reference(F, inst, ans):
+    """The primal of ``ls_svm_regression`` (004 eq. (1)) with ``Phi = X`` (the linear kernel's exact factor), solved by
+    :func:`svmref.formulations.solve`, then one exact Newton step on the centred normal equations (:func:`_ridge_newton`;
+    the cvxpy model's solve goes through ``K = X X'``, whose rounding grows with ``||X||^2``); a second step is its own
+    first-order error."""
+    C = inst.hyper["C"]
+    X, y = inst.X, inst.y
+    sol, warns = R.solve(F.get("ls_svm_regression").primal(None, y, C=C, X=X))
+    w, b = np.asarray(sol.values["W"], dtype=float), float(sol.values["b"])
+    dw, db = _ridge_newton(X, y, C, w, b)
+    w, b = w + dw, b + db
+    r = kkt.ridge_residuals(X, y, C, w=w, b=b)
+    dw, db = _ridge_newton(X, y, C, w, b)
+    r.coef_correction, r.coef_error, r.b_correction = True, dw, db
+    return R.Point(sol, r.primal_objective, r.coef, b, True, warns, r, b, b)
 
 
 def _sparse_reference(F, inst, ans):
@@ -524,6 +573,42 @@ def _kernel_probe(shifted: bool) -> Callable:
                "000 eq. (2), was left out)" if shifted else
                "solves the problem for the kernel K + I/C instead of K (a diagonal I/C was added)")
     return probe
+
+
+def _ridge_C_probe(inst, ans) -> Iterator:
+    """Another C: ``1/C`` first (scikit-learn's ``Ridge(alpha=C)``: its ``alpha`` is ``1/C``), then the usual multiples
+    (:func:`_C_probe`)."""
+    C = inst.hyper["C"]
+    if abs(1.0 / C - C) > 1e-9 * C:
+        yield ({"hyper": {**inst.hyper, "C": 1.0 / C}},
+               f"solves the problem with C = {1.0 / C:.6g} = 1/C instead of C = {C:g} (scikit-learn's Ridge minimises "
+               "||y - Xw - b||^2 + alpha ||w||^2, so its alpha is 1/C: Ridge(alpha=C) is this slip)")
+    yield from _C_probe(None)(inst, ans)
+
+
+def _ridge_bias(spec, inst, ans, r, values, tol, tols, failing) -> str:
+    """A bias in the penalty (``1/2 b^2`` added: a column of ones appended to the features) or none (``b = 0``): the
+    answer's ``(w, b)`` meets that problem's stationarity, ``w = C X'e`` and ``b = C 1'e`` (resp. ``b = 0``), within
+    ``tol`` relative to the size of its terms."""
+    if r.coef is None or r.b is None:
+        return ""
+    X, y, C = inst.X, inst.y, float(inst.hyper["C"])
+    w, b = np.asarray(r.coef, dtype=float), float(r.b)
+    e = y - X @ w - b
+    scale = max(float(np.max(np.abs(w), initial=0.0)), abs(b),
+                C * float(np.max(np.abs(X).T @ np.abs(e), initial=0.0)), C * float(np.sum(np.abs(e))))
+    if not scale > 0:
+        return ""
+    gw = float(np.max(np.abs(w - C * (X.T @ e)), initial=0.0)) / scale
+    if b == 0.0 and gw <= tol:
+        return ("solves ridge regression without a bias instead (b = 0, no condition sum_i e_i = 0): the answer meets "
+                f"w = C X'e to {gw:.1e}; 004 eq. (1) has a free b")
+    gb = abs(b - C * float(np.sum(e))) / scale
+    if b != 0.0 and max(gw, gb) <= tol:
+        return (f"solves ridge regression with the bias in the penalty instead (1/2 b^2 added, as a column of ones "
+                f"appended to the features does): the answer meets w = C X'e and b = C sum_i e_i to "
+                f"{max(gw, gb):.1e}; 004 eq. (1) has a free b, whose condition is sum_i e_i = 0")
+    return ""
 
 
 def _weighted_kernel_probe(inst, ans) -> Iterator:
@@ -775,6 +860,35 @@ def _certificate_bounds(strong: str | None) -> Callable:
     return bounds
 
 
+def _ridge_certificate(inst, r, values) -> dict:
+    """The certificate of the fixed-size primal (ridge with a free bias on ``X``), from the gradient, not the gap.
+
+    With ``b(w) = mean(y - X w)`` the best bias for ``w``, the reduced primal ``P(w, b(w)) = 1/2 ||w||^2 + C/2
+    ||y_c - X_c w||^2`` (centred data) has Hessian ``I + C X_c'X_c >= I``: it is 1-strongly convex, so
+    ``||w - w*|| <= ||g||`` with ``g = w - C X'e`` its gradient (``e = y - X w - b(w)``), and ``b* = b(w*)``. Hence
+    ``|b - b*| <= ||xbar|| ||g|| + |b - b(w)|`` and ``|f(x) - f*(x)| <= ||x - xbar|| ||g|| + |b - b(w)|`` at every
+    training and held-out point ``x``; ``||g||`` is taken with the rounding of ``C X'e`` added. Unlike the bound from the
+    duality gap (a square root of the objective's error, whose rounding grows with N), this one resolves tol at any N.
+    The objective's bound is the duality gap's (:func:`_certificate_bounds`)."""
+    out = _certificate_bounds(None)(inst, r, values)
+    if r.coef is None or r.b is None:
+        return out
+    X, y, C = inst.X, inst.y, float(inst.hyper["C"])
+    w, b = np.asarray(r.coef, dtype=float), float(r.b)
+    z = y - X @ w
+    bw = float(np.mean(z))
+    e = z - bw
+    g = float(np.linalg.norm(w - C * (X.T @ e)))
+    g += np.sqrt(X.shape[1]) * kkt.rounding(inst.N, C * float(np.max(np.abs(X).T @ np.abs(e), initial=0.0)))
+    b_off = abs(b - bw) + kkt.rounding(inst.N, float(np.max(np.abs(z), initial=0.0)))
+    xbar = X.mean(axis=0)
+    spread = max(float(np.max(np.linalg.norm(X - xbar, axis=1), initial=0.0)),
+                 float(np.max(np.linalg.norm(inst.X_test - xbar, axis=1), initial=0.0)))
+    out["b_gap"] = (float(np.linalg.norm(xbar)) * g + b_off) / r.unit + r.floor
+    out["decision_gap"] = (spread * g + b_off) / r.unit + r.floor
+    return out
+
+
 # ------------------------------------------------------------------------------ the table
 
 
@@ -784,6 +898,22 @@ def _classification_suite(which, n):
 
 def _regression_suite(which, n):
     return data.kernel_instances(which, True, n)
+
+
+def _params_ridge(inst) -> dict:
+    """scikit-learn's ``Ridge`` minimises ``||y - Xw - b||^2 + alpha ||w||^2`` with a free intercept: ``alpha = 1/C``."""
+    return {"alpha": 1.0 / float(inst.hyper["C"]), "fit_intercept": True}
+
+
+def _read_ridge(est, inst):
+    """``w, b`` from a fitted linear regressor's ``coef_`` and ``intercept_``."""
+    coef = np.ravel(np.asarray(getattr(est, "coef_", None) if getattr(est, "coef_", None) is not None else [],
+                               dtype=float))
+    if coef.size != inst.X.shape[1]:
+        raise answers.BadAnswer(f"the fitted {type(est).__name__} has no coef_ of length {inst.X.shape[1]}: verify reads "
+                                "w and b of a linear regressor from coef_ and intercept_")
+    intercept = np.ravel(np.asarray(getattr(est, "intercept_", 0.0), dtype=float))
+    return {"alpha": None, "w": coef, "b": float(intercept[0]) if intercept.size else 0.0}
 
 
 def _weighted_classification_suite(which, n):
@@ -877,6 +1007,38 @@ def _weighted_ls_svm(regression: bool) -> Spec:
                       "weights v (length N) are passed by keyword" if regression else
                       "alpha (length N) and b: f(x) = sum_i alpha_i y_i k(x_i, x) + b; the instance's weights v "
                       "(length N) are passed by keyword"),
+    )
+
+
+def _fixed_size() -> Spec:
+    """The fixed-size LS-SVM's primal (004 eq. (1) on explicit features, its reference [7]): ridge with a free bias on
+    ``X``; the reference is the ``ls_svm_regression`` model's primal with ``Phi = X``; every residual is ``O(N d)``,
+    so its certificate judges an answer at any N."""
+    return Spec(
+        name="fixed_size_ls_svm",
+        kind="ridge",
+        call="f(X, y, C, **options)",
+        arguments=_features_C,
+        n_args=3,
+        parse=answers.ridge,
+        residuals=_ridge_residuals,
+        reference=_ridge_reference,
+        held_out=_feature_rows,
+        suite=data.fixed_size_instances,
+        classification=False,
+        data_hyper=_hyper_C,
+        transforms=_no_transforms,
+        probes=(_ridge_C_probe,),
+        causes=(_ridge_bias,),
+        on_features=True,
+        formulation="ls_svm_regression",
+        estimator_params=_params_ridge,
+        read_fitted=_read_ridge,
+        certificate=_ridge_certificate,
+        answer_words=("w (length d) and b, and/or alpha (length N): f(x) = w'x + b on the features x, w = X'alpha "
+                      "(004 eq. (1) with Phi(x) = x)"),
+        equality_words="sum(alpha) != 0",
+        stationarity_words="stationarity",
     )
 
 
@@ -1005,6 +1167,7 @@ _SPECS = (
     _regularised_bias("l2_svm_regularised_bias", "squared_hinge"),
     _weighted_ls_svm(False),
     _weighted_ls_svm(True),
+    _fixed_size(),
 )
 
 #: The formulations verify knows, by name (the order of ``svmref verify --formulation``'s list).
