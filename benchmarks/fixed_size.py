@@ -4,8 +4,8 @@
     python benchmarks/fixed_size.py --quick          # N = 100 000, M = 200
     python benchmarks/fixed_size.py --no-dask --repeat 5
 
-Prints, measured in the same run (the runs interleaved, median of ``--repeat``, default 3, all under the same BLAS
-thread count, ``--threads``, default every core):
+Prints, measured in the same run (the runs interleaved, median of ``--repeat``, default 3, all with the same number
+of threads, ``--threads``, default every core: BLAS's for the anchor, the fit's ``n_jobs``):
 
 * the anchor: one pass computing the N x M RBF kernel block ``exp(-(||x||^2 + ||p||^2 - 2 X P') / sigma^2)`` with
   BLAS, by blocks of the fit's own size (nothing else done with it);
@@ -16,8 +16,10 @@ thread count, ``--threads``, default every core):
 * with dask installed (and not ``--no-dask``): the same fit with X as a ``dask.array`` (chunks of the fit's block
   size over rows) on a local cluster of ``--threads`` single-threaded worker processes, its time, and the largest
   differences of its coefficients from the local fit's, relative: of ``w`` on the features (target: 1e-10), of b, of
-  the decision values, and of ``beta = T w`` over the prototypes, which ``||T||`` amplifies (the local fit runs
-  BLAS on ``--threads`` threads, the workers on one: the sums are rounded in another order).
+  the decision values, and of ``beta = T w`` over the prototypes, which ``||T||`` amplifies. The fit rounds each
+  block's sums on one BLAS thread and adds them in order (its ``n_jobs`` blocks at a time on threads), so these are 0
+  when the chunks are its blocks; the same fit with blocks of another size is printed beside them, its difference the
+  rounding floor of the accumulated problem.
 
 Data: X uniform on [-1, 1]^d, y = sin(pi x_1) cos(pi x_2) + 0.1 noise, sigma = sqrt(d), C = 10.
 """
@@ -93,14 +95,17 @@ def _dask_run(X, y, P, sigma, C, block, threads, local, local1):
         return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
 
     f_loc, f_dask = local.decision_function(X[:10_000]), res.decision_function(X[:10_000])
-    print(f"dask ({threads} worker processes of one BLAS thread, {res.n_blocks} chunks): {t:.2f} s; its w differs "
-          f"from a local fit's on one BLAS thread by {rel(res.w, local1.w):.1e}, relative (the same sums in the same "
-          f"order); from the local fit on {threads} threads (its BLAS rounds the sums in another order, and the "
-          f"system's condition number {local.info['condition']:.1e} amplifies that) by:")
+    print(f"dask ({threads} worker processes of one BLAS thread, {res.n_blocks} chunks): {t:.2f} s; its coefficients "
+          f"differ from the local fit's ({threads} threads; the fit on one thread: w {rel(res.w, local1.w):.1e}) by:")
     print(f"    {rel(res.w, local.w):.1e} (w, on the features; target <= 1e-10), "
           f"{abs(res.b - local.b) / max(abs(local.b), 1.0):.1e} (b), {rel(f_dask, f_loc):.1e} (f on 10 000 rows), "
           f"{rel(res.beta, local.beta):.1e} (beta = T w over the prototypes, amplified by ||T||, the inverse square "
           f"root of K_MM's smallest kept eigenvalue: {np.linalg.norm(local.map.T, 2):.1e}), relative")
+    other = fixed_size_ls_svm(X, y, C, sigma=sigma, prototypes=P, progress=False, block_size=block // 2 + 1,
+                              n_jobs=threads)
+    print(f"    the rounding floor: the local fit with blocks of {block // 2 + 1} rows moves w by "
+          f"{rel(other.w, local.w):.1e} and f by {rel(other.decision_function(X[:10_000]), f_loc):.1e}, relative "
+          f"(condition number {local.info['condition']:.1e})")
 
 
 def main(argv=None):
@@ -126,9 +131,11 @@ def main(argv=None):
         anchors, fits, res = [], [], None
         for _ in range(args.repeat):
             anchors.append(_time(lambda: kernel_pass(X, P, sigma, block))[0])
-            t, res = _time(lambda: fixed_size_ls_svm(X, y, C, sigma=sigma, prototypes=P, progress=False))
+            t, res = _time(lambda: fixed_size_ls_svm(X, y, C, sigma=sigma, prototypes=P, progress=False,
+                                                     n_jobs=args.threads))
             fits.append(t)
-        peak, _ = _peak_memory(lambda: fixed_size_ls_svm(X, y, C, sigma=sigma, prototypes=P, progress=False))
+        peak, _ = _peak_memory(lambda: fixed_size_ls_svm(X, y, C, sigma=sigma, prototypes=P, progress=False,
+                                                         n_jobs=args.threads))
     anchor, fit = statistics.median(anchors), statistics.median(fits)
     print(f"one kernel pass (anchor): {anchor:.2f} s; fit: {fit:.2f} s; ratio fit / pass = {fit / anchor:.2f} "
           f"(target <= 3); status {res.status}, rank {res.map.rank}")
@@ -138,7 +145,7 @@ def main(argv=None):
           f"{(X.nbytes + y.nbytes) / 2**20:.0f} MB); process peak resident {rss:.0f} MB")
     if not args.no_dask:
         with threadpool_limits(1):
-            one = fixed_size_ls_svm(X, y, C, sigma=sigma, prototypes=P, progress=False)
+            one = fixed_size_ls_svm(X, y, C, sigma=sigma, prototypes=P, progress=False, n_jobs=1)
         _dask_run(X, y, P, sigma, C, block, args.threads, res, one)
 
 

@@ -1584,6 +1584,7 @@ _FIXED_SIZE_RULES = {
                                                                   and not isinstance(v, bool) and v >= 0)),
     "block_size": INT_GE1_OR_NONE,
     "progress": Rule("True, False or None (on a terminal)", lambda v: v is None or isinstance(v, (bool, np.bool_))),
+    "n_jobs": INT_GE1_OR_NONE,
 }
 
 
@@ -1595,7 +1596,7 @@ class _FixedSize(_KernelMixin):
     kernel = "rbf"
     _centres_linear = False
 
-    def _init(self, n_prototypes, C, sigma, n_iter, random_state, block_size, progress):
+    def _init(self, n_prototypes, C, sigma, n_iter, random_state, block_size, progress, n_jobs):
         self.n_prototypes = n_prototypes
         self.C = C
         self.sigma = sigma
@@ -1603,6 +1604,7 @@ class _FixedSize(_KernelMixin):
         self.random_state = random_state
         self.block_size = block_size
         self.progress = progress
+        self.n_jobs = n_jobs
 
     def _fit_fixed_size(self, X, y):
         from svmref.solvers.fixed_size import fixed_size_ls_svm, select_prototypes
@@ -1611,7 +1613,7 @@ class _FixedSize(_KernelMixin):
         M = min(int(self.n_prototypes), X.shape[0])
         idx = select_prototypes(X, M, sigma, n_iter=self.n_iter, random_state=self.random_state)
         res = fixed_size_ls_svm(X, y, self.C, sigma=sigma, prototypes=X[idx], block_size=self.block_size,
-                                progress=self.progress)
+                                progress=self.progress, n_jobs=self.n_jobs)
         self.prototype_indices_ = idx
         self.prototypes_ = X[idx]
         keep = res.beta != 0.0
@@ -1659,6 +1661,9 @@ class FixedSizeLSSVR(_FixedSize, RegressorMixin, _Base):
         Rows per block of the fit (None: about 32 MB of kernel values).
     progress : bool or None, default=None
         A tqdm bar on stderr counting the blocks (None: on a terminal when there is more than one block).
+    n_jobs : int >= 1 or None, default=None
+        Blocks computed at a time, on threads of one BLAS thread each (None: every core); the fitted coefficients do
+        not depend on it.
 
     Attributes
     ----------
@@ -1692,8 +1697,8 @@ class FixedSizeLSSVR(_FixedSize, RegressorMixin, _Base):
     _hyperparameter_rules = _FIXED_SIZE_RULES
 
     def __init__(self, n_prototypes=100, *, C=1.0, sigma="scale", n_iter=None, random_state=None, block_size=None,
-                 progress=None):
-        self._init(n_prototypes, C, sigma, n_iter, random_state, block_size, progress)
+                 progress=None, n_jobs=None):
+        self._init(n_prototypes, C, sigma, n_iter, random_state, block_size, progress, n_jobs)
 
     def fit(self, X, y):
         """Fit on ``X`` (n_samples, n_features) and real targets ``y``; returns self."""
@@ -1718,7 +1723,7 @@ class FixedSizeLSSVC(_FixedSize, _Classifier):
 
     Parameters
     ----------
-    n_prototypes, C, sigma, n_iter, random_state, block_size, progress
+    n_prototypes, C, sigma, n_iter, random_state, block_size, progress, n_jobs
         As :class:`FixedSizeLSSVR`.
     decision_function_shape : {'ovr', 'ovo'}, default='ovr'
         The shape of ``decision_function`` with more than two classes (module docstring).
@@ -1747,8 +1752,8 @@ class FixedSizeLSSVC(_FixedSize, _Classifier):
     _hyperparameter_rules = {**_FIXED_SIZE_RULES, **_SHAPE_RULE}
 
     def __init__(self, n_prototypes=100, *, C=1.0, sigma="scale", n_iter=None, random_state=None, block_size=None,
-                 progress=None, decision_function_shape="ovr"):
-        self._init(n_prototypes, C, sigma, n_iter, random_state, block_size, progress)
+                 progress=None, n_jobs=None, decision_function_shape="ovr"):
+        self._init(n_prototypes, C, sigma, n_iter, random_state, block_size, progress, n_jobs)
         self.decision_function_shape = decision_function_shape
 
     def _fit_binary(self, X, ys):

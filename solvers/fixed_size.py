@@ -39,12 +39,17 @@ The rounding of the accumulation itself, about ``(block + N / block) u`` relativ
 is reported (``info["accumulation_rounding"]``, an order of magnitude) and not bounded; the test suite holds the fit
 to the cvxpy primal of 004 eq. (1) on these features (``tests/test_fixed_size.py``).
 
-A NumPy ``X`` is streamed in blocks of ``block_size`` rows (default: about 32 MB of kernel values per block); a
-``dask.array`` X (chunks over rows) is reduced chunk by chunk as Dask tasks (on the active Dask client, if any) with
-the same per-block code, so the coefficients agree with the local fit to rounding.
+A NumPy ``X`` is streamed in blocks of ``block_size`` rows (default: about 32 MB of kernel values per block),
+``n_jobs`` blocks at a time on threads; a ``dask.array`` X (chunks over rows) is reduced chunk by chunk as Dask tasks
+(on the active Dask client, if any) with the same per-block code. Each block's sums are rounded on one BLAS thread and
+added in the blocks' order, and the ``M x M`` steps run on one thread: the coefficients do not depend on ``n_jobs`` or
+on BLAS's thread count, and a Dask run whose chunks are the local blocks gives the local coefficients bit for bit.
+Another block size moves them by the rounding of the accumulated sums (``info["accumulation_rounding"]`` times
+``info["condition"]``).
 """
 from __future__ import annotations
 
+import math
 import sys
 import time
 from dataclasses import dataclass, field
@@ -217,15 +222,52 @@ def _add(total, part):
 
 
 def _dask_block(Xb, yb, P, sigma, k0, y0):
-    return _block_sums(_rbf(Xb, P, sigma), np.asarray(yb, dtype=float).ravel(), k0, y0)
+    """One chunk's sums on a Dask worker, with one BLAS thread (as :func:`_stream_local` rounds each block: on workers
+    of one thread each, the same numbers)."""
+    with _one_thread_each():
+        return _block_sums(_rbf(Xb, P, sigma), np.asarray(yb, dtype=float).ravel(), k0, y0)
 
 
-def _stream_local(X, y, fmap, k0, y0, block, bar):
-    total = None
-    for s in range(0, X.shape[0], block):
-        total = _add(total, _block_sums(fmap.kernel(X[s:s + block]), y[s:s + block], k0, y0))
-        bar.update(1)
+def _stream_local(X, y, fmap, k0, y0, block, bar, n_jobs: int = 1):
+    """The blocks' sums added in the blocks' order; ``n_jobs`` blocks at a time on threads, each with one BLAS thread
+    (:func:`_one_thread_each`), so that every block's sums are rounded as on one thread and the total does not depend
+    on ``n_jobs``, nor on how many threads BLAS would use: a Dask run with chunks of ``block`` rows, on workers of one
+    BLAS thread, adds the same numbers in the same order."""
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(s):
+        return _block_sums(fmap.kernel(X[s:s + block]), y[s:s + block], k0, y0)
+
+    total, pending = None, deque()
+    with _one_thread_each(), ThreadPoolExecutor(max_workers=n_jobs) as pool:
+        for s in range(0, X.shape[0], block):
+            pending.append(pool.submit(one, s))
+            if len(pending) > 2 * n_jobs:  # a window of blocks in flight, not all of them
+                total = _add(total, pending.popleft().result())
+                bar.update(1)
+        while pending:
+            total = _add(total, pending.popleft().result())
+            bar.update(1)
     return total, -(-X.shape[0] // block)
+
+
+def _one_thread_each():
+    """BLAS limited to one thread (for the whole process) while the blocks run on threads of their own."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(1)
+
+
+def _check_jobs(n_jobs) -> int:
+    """``n_jobs``: None (every core this process may use) or a positive integer."""
+    if n_jobs is None:
+        import os
+
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
+        raise ValueError(f"n_jobs must be a positive integer or None (every core); got {n_jobs!r}")
+    return int(n_jobs)
 
 
 def _stream_dask(X, y, fmap, k0, y0, bar):
@@ -240,7 +282,9 @@ def _stream_dask(X, y, fmap, k0, y0, bar):
     parts = [dask.delayed(_dask_block)(xb, yb, fmap.prototypes, fmap.sigma, k0, y0)
              for xb, yb in zip(X.to_delayed().ravel(), y.to_delayed().ravel())]
     total = None
-    for part in dask.compute(*parts):  # in the chunks' order, so the sums do not depend on which task ends first
+    with _one_thread_each():  # (a local scheduler's threads run in this process)
+        done = dask.compute(*parts)
+    for part in done:  # in the chunks' order, so the sums do not depend on which task ends first
         total = _add(total, part)
         bar.update(1)
     return total, len(parts)
@@ -308,7 +352,7 @@ def _solve(sums, fmap: NystromMap, k0, y0, C: float):
 
 def fixed_size_ls_svm(X, y, C: float, *, sigma: float, n_prototypes: int | None = None, prototypes=None,
                       n_iter: int | None = None, random_state=None, block_size: int | None = None,
-                      gap_tol: float = 1e-8, progress=None) -> FixedSizeResult:
+                      gap_tol: float = 1e-8, progress=None, n_jobs: int | None = None) -> FixedSizeResult:
     """The fixed-size LS-SVM regression (module docstring): prototypes, Nystrom features, blockwise primal ridge.
 
     Parameters
@@ -334,22 +378,32 @@ def fixed_size_ls_svm(X, y, C: float, *, sigma: float, n_prototypes: int | None 
         The relative objective-error bound that ``"optimal"`` is held to (module docstring, "The label").
     progress : bool or None
         A tqdm bar on stderr counting the blocks; None: on a terminal, when there is more than one block.
+    n_jobs : int or None
+        Blocks of a NumPy X computed at a time, on threads of one BLAS thread each (None: every core). The
+        coefficients do not depend on it: each block's sums are rounded as on one thread and added in the blocks'
+        order (as a Dask run with chunks of ``block_size`` rows adds them).
     """
     t0 = time.perf_counter()
     C = check_positive(C, "C")
     gap_tol = check_positive(gap_tol, "gap_tol")
+    n_jobs = _check_jobs(n_jobs)
     X, y, n = _inputs(X, y)
     if (n_prototypes is None) == (prototypes is None):
         raise ValueError("give exactly one of n_prototypes (to select them) and prototypes")
     if prototypes is None:
         head = np.asarray(X.blocks[0].compute() if _is_dask(X) else X, dtype=float)
         prototypes = head[select_prototypes(head, n_prototypes, sigma, n_iter=n_iter, random_state=random_state)]
-    fmap = NystromMap.fit(prototypes, sigma)
+    with _one_thread_each():  # K_MM's eigenvectors rounded the same way whatever BLAS's thread count
+        fmap = NystromMap.fit(prototypes, sigma)
     if fmap.prototypes.shape[1] != X.shape[1]:
         raise ValueError(f"prototypes must have the {X.shape[1]} features of X; got {fmap.prototypes.shape[1]}")
     M = fmap.prototypes.shape[0]
     k0 = _rbf(fmap.prototypes, None, sigma).mean(axis=0)  # the shift: the prototypes' mean kernel row
-    y0 = float(np.mean(y)) if not _is_dask(y) else float(y.mean().compute())
+    # the targets' shift: the mean of the first block's (chunk's), the same number on both paths (fsum: exactly rounded,
+    # so it does not depend on the copy's alignment in memory, as NumPy's pairwise sum can)
+    first = X.chunks[0][0] if _is_dask(X) else _check_block(block_size, M)
+    head = np.asarray(y[:first].compute() if _is_dask(y) else y[:first], dtype=float)
+    y0 = math.fsum(head) / max(head.size, 1)
     if _is_dask(X):
         with _progress(X.numblocks[0], progress, f"{n} rows in {X.numblocks[0]} Dask chunk(s), {M} prototypes "
                        f"(rank {fmap.rank})") as bar:
@@ -358,13 +412,14 @@ def fixed_size_ls_svm(X, y, C: float, *, sigma: float, n_prototypes: int | None 
         block = _check_block(block_size, M)
         with _progress(-(-n // block), progress, f"{n} rows in {-(-n // block)} block(s) of {block}, {M} prototypes "
                        f"(rank {fmap.rank})") as bar:
-            sums, n_blocks = _stream_local(X, y, fmap, k0, y0, block, bar)
+            sums, n_blocks = _stream_local(X, y, fmap, k0, y0, block, bar, n_jobs)
     return _finish(sums, fmap, k0, y0, C, gap_tol, n, n_blocks, M, t0)
 
 
 def _finish(sums, fmap, k0, y0, C, gap_tol, n, n_blocks, M, t0) -> FixedSizeResult:
     """The solve of the accumulated sums, its certified bound and label (module docstring, "The label")."""
-    w, b, obj, rnorm, sse, cond, clipped = _solve(sums, fmap, k0, y0, C)
+    with _one_thread_each():  # the M x M solve too: the coefficients do not depend on BLAS's thread count
+        w, b, obj, rnorm, sse, cond, clipped = _solve(sums, fmap, k0, y0, C)
     gap = 0.5 * C * C * rnorm * rnorm
     floor = (fmap.rank + 8) * _U * (0.5 * float(w @ w) + 0.5 * C * (abs(float(_unpack(sums)[4])) + 2.0 * sse)) \
         + 0.5 * C * clipped * float(w @ w)  # clipping G's rounding moves the objective by at most this
@@ -406,7 +461,7 @@ class _Identity:
 
 
 def fixed_size_primal(X, y, C: float, *, block_size: int | None = None, gap_tol: float = 1e-8,
-                      progress=None) -> FixedSizeResult:
+                      progress=None, n_jobs: int | None = None) -> FixedSizeResult:
     """The fixed-size LS-SVM's primal on given features: ridge with a free bias, ``min 1/2 w'w + C/2 sum_i e_i^2``,
     ``e = y - X w - b`` (004 eq. (1) with ``Phi(x) = x``), by the blockwise accumulation and solve of
     :func:`fixed_size_ls_svm` (module docstring, step 3) with the identity map, so that verify can hold that step
@@ -418,14 +473,15 @@ def fixed_size_primal(X, y, C: float, *, block_size: int | None = None, gap_tol:
     t0 = time.perf_counter()
     C = check_positive(C, "C")
     gap_tol = check_positive(gap_tol, "gap_tol")
+    n_jobs = _check_jobs(n_jobs)
     X = check_X(X, "X")
     n, d = X.shape
     y = check_targets(y, n)
     fmap = _Identity(d)
     block = _check_block(block_size, d)
-    k0 = X[:block].mean(axis=0)  # the shift: the first block's mean row
-    y0 = float(np.mean(y))
+    k0 = X[:block].mean(axis=0)  # the shifts: the first block's mean row and target
+    y0 = float(np.mean(y[:block]))
     with _progress(-(-n // block), progress, f"{n} rows in {-(-n // block)} block(s) of {block}, {d} features") as bar:
-        sums, n_blocks = _stream_local(X, y, fmap, k0, y0, block, bar)
+        sums, n_blocks = _stream_local(X, y, fmap, k0, y0, block, bar, n_jobs)
     return _finish(sums, fmap, k0, y0, C, gap_tol, n, n_blocks, d, t0)
 

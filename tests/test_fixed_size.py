@@ -139,6 +139,23 @@ def test_a_dask_array_gives_the_local_coefficients():
     scale = np.max(np.abs(local.beta))
     assert np.max(np.abs(remote.beta - local.beta)) <= 1e-10 * scale
     assert abs(remote.b - local.b) <= 1e-10 * max(abs(local.b), 1.0)
+    same = fixed_size_ls_svm(X, y, 10.0, sigma=1.0, prototypes=P, block_size=97)  # the chunks as blocks: the same sums
+    assert np.array_equal(remote.w, same.w) and remote.b == same.b
+
+
+@pytest.mark.parametrize("blas_threads", [1, 2])
+def test_the_coefficients_do_not_depend_on_the_threads(blas_threads):
+    """Each block's sums are rounded on one BLAS thread and added in the blocks' order, the M x M solve on one thread:
+    n_jobs and BLAS's own thread count change nothing, to the last bit."""
+    from threadpoolctl import threadpool_limits
+
+    X, y = _data(20_000)
+    P = X[:200]  # blocks of 4096 x 202 and a 200 x 200 solve: sizes where BLAS would use its threads
+    base = fixed_size_ls_svm(X, y, 10.0, sigma=1.0, prototypes=P, block_size=4096, n_jobs=1)
+    with threadpool_limits(blas_threads):
+        for jobs in (1, 2, 3):
+            other = fixed_size_ls_svm(X, y, 10.0, sigma=1.0, prototypes=P, block_size=4096, n_jobs=jobs)
+            assert np.array_equal(other.w, base.w) and other.b == base.b, (blas_threads, jobs)
 
 
 def test_the_fit_shows_a_bar_counting_its_blocks(capsys):
@@ -173,6 +190,7 @@ def test_a_wrong_solve_is_not_labelled_optimal(monkeypatch):
     ({"prototypes": np.zeros((5, 3))}, "prototypes must have the 2 features of X"),
     ({"n_prototypes": 5, "block_size": 0}, "block_size must be a positive integer"),
     ({"n_prototypes": 5, "sigma": -1.0}, "sigma"),
+    ({"n_prototypes": 5, "n_jobs": 0}, "n_jobs must be a positive integer or None"),
 ])
 def test_bad_input_names_the_parameter(kwargs, match):
     X, y = _data(50)
