@@ -191,6 +191,7 @@ def test_verify_says_what_it_will_run_and_counts_the_instances_on_its_bar(capsys
     assert code == 0 and "3 instance(s)" not in err and "/3 [" not in err
 
 
+@pytest.mark.slow  # processes and signals: seconds each, run in the slow step
 def test_verify_ctrl_c_prints_the_finished_rows_and_a_partial_verdict(solvers, tmp_path):
     """A real SIGINT to a real ``svmref verify`` process: exit 130, the finished row, no traceback."""
     cmd = [sys.executable, "-m", "svmref.cli", "verify", f"{solvers}:slow_after_first", "-f", "l1_svm",

@@ -61,6 +61,7 @@ def test_interrupted_other_seed_run_never_keeps_the_old_rows(tmp_path):
     assert json.loads((tmp_path / "a" / "001-table2.meta.json").read_text())["seed"] == 1
 
 
+@pytest.mark.slow  # processes and signals: seconds each, run in the slow step
 def test_a_scheduler_that_does_not_answer_touches_no_file(tmp_path, monkeypatch):
     """--seed 1 --force with an unreachable scheduler: one line naming --scheduler within the connect timeout, and
     the stored seed-0 run (rows and settings) is left as it was, so a later --resume cannot mix the two."""
@@ -108,6 +109,7 @@ def test_a_server_that_is_not_dask_is_one_line(tmp_path, monkeypatch):
     assert not (tmp_path / "001-table2.csv").exists()
 
 
+@pytest.mark.slow  # processes and signals: seconds each, run in the slow step
 def test_no_worker_left_stops_the_run(tmp_path, monkeypatch):
     """A Dask cluster with no worker (all died): the run stops with DaskWorkersLost after the loss timeout instead of
     waiting forever; the CLI says so in one line (exit 1)."""
@@ -121,6 +123,7 @@ def test_no_worker_left_stops_the_run(tmp_path, monkeypatch):
         assert time.perf_counter() - t0 < 30
 
 
+@pytest.mark.slow  # processes and signals: seconds each, run in the slow step
 def test_local_workers_die_with_their_main_process(tmp_path):
     """kill -9 of the main process of a --jobs 2 run: its joblib workers exit within seconds (they watch their
     parent) instead of computing for minutes."""
@@ -242,6 +245,7 @@ def test_each_phase_has_a_bar_whose_total_does_not_change(tmp_path, monkeypatch)
         assert len(b.totals) == 1 and b.n == b.total > 0
 
 
+@pytest.mark.slow  # processes and signals: seconds each, run in the slow step
 @pytest.mark.parametrize("fmt", ["--json", "--no-progress"])
 def test_output_into_a_closed_pipe_exits_quietly(tmp_path, fmt):
     """`svmref table ... | head -1` where the reader is gone before the table is printed (`| true`: it never reads),

@@ -271,6 +271,7 @@ def _subprocess_verify(args, cwd):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.slow  # processes and signals: seconds each, run in the slow step
 def test_a_reader_that_closes_the_pipe_ends_verify_quietly(user, tmp_path):
     """``svmref verify ... | head -1``: no traceback, no "Exception ignored", exit 141 (128 + SIGPIPE)."""
     proc = _subprocess_verify([f"{user}:slow_first", "-f", "ls_svm"], tmp_path)
