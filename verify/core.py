@@ -395,11 +395,35 @@ def _check_one(runner, spec, inst, tol, tols, options, label, param=None, certif
     return rec
 
 
+#: Kernels positive semidefinite by construction (002; the polynomial kernel for c > 0, which it requires).
+PSD_KERNELS = ("linear", "rbf", "gaussian", "poly", "polynomial")
+
+
+def _not_known_convex(spec, inst) -> str:
+    """Why the certificate cannot vouch for ``inst`` (empty when the problem is convex): its kernel is not PSD (checked
+    where K is held, as the reference checks it), or not known to be (another kernel, with K made by blocks)."""
+    if spec.on_features or inst.kernel in PSD_KERNELS:
+        return ""
+    if isinstance(inst.K, np.ndarray):
+        psd, lam = inst.psd()
+        return "" if psd else (f"not convex: K is not positive semidefinite (its smallest eigenvalue is {lam:.3g}): "
+                               "no certificate bounds a stationary point's distance to a minimum")
+    return (f"not convex as far as verify knows: the {inst.kernel} kernel is not positive semidefinite in general, and "
+            f"K ({inst.N} x {inst.N}, made by blocks) is too large to check")
+
+
 def _by_certificate(rec: Record, spec, inst, ans, r, values: dict, where: dict, tol, tols) -> None:
     """The verdict without a reference (``certificate=True``): the answer's own KKT residuals and duality gap are
     judged as always; the objective, the decision function and ``b`` are compared with the optimum only through what
     the certificate bounds (:attr:`~svmref.verify.specs.Spec.certificate`): each is "0 within its bound", so it
     passes where the bound is at most ``tol`` and is otherwise unresolved, never failed and never passed on faith."""
+    not_convex = _not_known_convex(spec, inst)
+    if not_convex:  # weak duality and strong convexity, which every bound rests on, need a PSD kernel
+        failures = failed(values, where, tols)
+        rec.passed, rec.verdict = None, "not convex"
+        rec.reason = not_convex + (f" (KKT residuals, for information: {failures[0]})" if failures else
+                                   " (the answer satisfies the KKT conditions: a stationary point)")
+        return
     bounds = spec.certificate(inst, r, values)
     for k, bound in bounds.items():
         if math.isnan(bound):
