@@ -12,7 +12,7 @@ import pytest
 
 from svmref import verify
 from svmref.solvers import fixed_size
-from svmref.verify import data
+from svmref.verify import data, kkt
 from svmref.verify.data import Instance
 from svmref.verify.estimators import check_estimator
 
@@ -42,8 +42,8 @@ def _big(N, d=5, M=40, C=10.0, seed=0):
 
 @pytest.mark.parametrize("suite", ["quick", "adversarial", "real"])
 def test_the_reference_is_the_normal_equations(suite):
-    """On every instance of the suites, the reference's w and b equal the numpy solve of the normal equations, within
-    cond(H) times the rounding of its terms."""
+    """On every instance of the suites, the reference's decision values on the held-out points equal the numpy solve
+    of the normal equations', within cond(H) times the rounding of its terms, in f's unit (max|y|)."""
     spec = verify.specs.get(F)
     for inst in verify.suite(suite, F):
         ref = spec.build_reference(inst, {})
@@ -51,7 +51,7 @@ def test_the_reference_is_the_normal_equations(suite):
         Z = np.hstack([inst.X, np.ones((inst.N, 1))])
         H = Z.T @ Z + np.diag(np.r_[np.full(inst.X.shape[1], 1.0 / inst.hyper["C"]), 0.0])
         f_ref, f_ne = inst.X_test @ ref.coef + ref.b, inst.X_test @ ne["w"] + ne["b"]
-        bound = 10 * np.linalg.cond(H) * inst.N * np.finfo(float).eps * max(1.0, np.max(np.abs(inst.y)))
+        bound = 10 * np.linalg.cond(H) * inst.N * np.finfo(float).eps * kkt.target_scale(inst.y)  # f's unit, max|y|
         assert np.max(np.abs(f_ref - f_ne)) <= bound, (inst.name, np.max(np.abs(f_ref - f_ne)), bound)
 
 

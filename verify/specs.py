@@ -819,7 +819,8 @@ def _kernel_diagonal(X, inst) -> np.ndarray:
 
 def _ls_gradient_bounds(inst, r, v: np.ndarray, kappa: float) -> tuple[float, float]:
     """``(decision bound, b bound)`` of an LS-SVM answer (weights ``v``; all 1 unweighted) from the gradient of its
-    reduced primal, in the answer's own units (docs/verify.md, "Judged by its certificate").
+    reduced primal (000 eq. (1), 004 eq. (1); weighted: Suykens et al. 2002), in the answer's own units (docs/verify.md,
+    "Judged by its certificate"). :func:`_ridge_certificate` is the same argument on explicit features, in ``O(N d)``.
 
     The primal ``1/2 ||w||^2 + C/2 sum_i v_i (t_i - w.phi_i - b)^2`` (``t = y``: regression, and classification, whose
     ``(1 - y_i f_i)^2 = (y_i - f_i)^2``) minimised over ``b`` (``b(w) = sum_i v_i (t_i - w.phi_i) / sum_i v_i``) has
@@ -893,7 +894,8 @@ def _certificate_bounds(strong: str | None) -> Callable:
 
 
 def _ridge_certificate(inst, r, values) -> dict:
-    """The certificate of the fixed-size primal (ridge with a free bias on ``X``), from the gradient, not the gap.
+    """The certificate of the fixed-size primal (004 eq. (1) with ``Phi(x) = x``: ridge with a free bias on ``X``), from
+    the gradient, not the gap (:func:`_ls_gradient_bounds`'s argument, on the features).
 
     With ``b(w) = mean(y - X w)`` the best bias for ``w``, the reduced primal ``P(w, b(w)) = 1/2 ||w||^2 + C/2
     ||y_c - X_c w||^2`` (centred data) has Hessian ``I + C X_c'X_c >= I``: it is 1-strongly convex, so
